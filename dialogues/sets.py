@@ -1,0 +1,61 @@
+"""Loading dialogue sets, and the default set that is built on first use and cached."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from stylebench.records import Sample
+
+DEFAULT_SPEC_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0}
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("STYLEBENCH_CACHE") or Path.home() / ".cache" / "stylebench")
+
+
+def load_set(path: Path | str) -> tuple[list[Sample], str]:
+    """Read a set folder; returns its samples and the sha256 of its manifest.
+
+    Raises:
+        FileNotFoundError: with a hint when the folder holds no ``manifest.jsonl``.
+        ValueError: for malformed lines or user-turn audio that is missing.
+    """
+    root = Path(path)
+    mf = root / "manifest.jsonl"
+    if not mf.is_file():
+        raise FileNotFoundError(
+            f"{root} is not a dialogue set (no manifest.jsonl); build one with `stylebench build-dialogues`"
+        )
+    raw = mf.read_bytes()
+    samples = []
+    for i, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            samples.append(Sample.from_dict(json.loads(line)))
+        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+            raise ValueError(f"{mf}:{i}: malformed sample ({exc})") from None
+    for s in samples:
+        for t in s.turns:
+            if not (root / t.audio).is_file():
+                raise ValueError(f"{root}: sample {s.id} lacks its user-turn audio {t.audio}")
+    return samples, hashlib.sha256(raw).hexdigest()
+
+
+def default_set_path() -> Path:
+    """The cached default set, built with espeak-ng on first use (a few seconds)."""
+    from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
+    from stylebench.synth.espeak import EspeakSynth, voices_for
+
+    spec = BuildSpec(**DEFAULT_SPEC_KW)
+    path = cache_root() / "dialogues" / f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}"
+    if not (path / "manifest.jsonl").is_file():
+        voices = {lang: voices_for(lang) for lang in spec.langs}
+        try:
+            build_set(path, spec, EspeakSynth(), voices)
+        except FileExistsError:  # another process finished it first
+            pass
+    return path

@@ -1,0 +1,315 @@
+"""ASR backends behind one small interface: ``transcribe(wave, sr, lang) -> Transcript``.
+
+Whisper decoding can loop or hallucinate (Whisper base loops on synthetic Mandarin), so every
+transcript carries flags: ``asr_repetition`` (a loop), ``asr_empty``, ``asr_low_confidence``
+(a segment's average log-probability below -1.0) and ``asr_redecoded`` (the first decode looped
+and a re-decode with ``no_repeat_ngram_size`` replaced it). Flags go into the records.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from stylebench.metrics._common import as_wave, resample
+from stylebench.metrics._models import OFFLINE_MODELS, missing_extra, resolve_offline_model
+from stylebench.metrics.spec import MetricSpec
+
+__all__ = [
+    "SPEC", "FasterWhisperASR", "OpenAIWhisperASR", "Transcriber", "Transcript", "Word",
+    "missing_extra", "repetition_flags", "resolve_offline_model",
+]  # fmt: skip
+
+SPEC = MetricSpec(
+    name="asr",
+    version="1",
+    outputs=("transcript", "asr_words", "asr_flags", "asr_backend", "asr_model"),
+    needs=("audio",),
+    description=(
+        "Whisper transcript with word timestamps, language fixed (en/zh), greedy decoding with "
+        "temperature fallback, not conditioned on previous text; offline default Whisper base "
+        "(faster-whisper int8 on CPU), paper setting Whisper-large-v3. Flags loops, empty output "
+        "and low confidence."
+    ),
+)
+
+SAMPLE_RATE = 16000
+LANGS = ("en", "zh")
+TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+COMPRESSION_RATIO_LIMIT = 2.4  # Whisper's own threshold for a looping segment
+LOW_LOGPROB = -1.0
+LOOP_REPEATS = 3
+LOOP_MAX_NGRAM = 16
+RETRY_NO_REPEAT_NGRAM = 3
+
+
+@dataclass(frozen=True)
+class Word:
+    """One recognised word (a character or short run for Mandarin) with times in file seconds."""
+
+    text: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """ASR output for one reply; ``model`` is the name as requested, e.g. ``"base"``."""
+
+    text: str
+    lang: str
+    words: tuple[Word, ...]
+    backend: str
+    model: str
+    flags: tuple[str, ...]
+
+
+@runtime_checkable
+class Transcriber(Protocol):
+    """Anything that turns a mono waveform into a :class:`Transcript`."""
+
+    name: str
+
+    def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript: ...
+
+
+def _tokens(text: str, lang: str) -> list[str]:
+    if lang == "zh":  # characters, punctuation and spaces dropped
+        return [c for c in text if c.isalnum()]
+    return re.findall(r"[\w']+", text.lower())
+
+
+def _has_loop(tokens: list[str]) -> bool:
+    """True when some n-gram (n <= 16) occurs ``LOOP_REPEATS`` times back to back."""
+    size = len(tokens)
+    for n in range(1, min(LOOP_MAX_NGRAM, size // LOOP_REPEATS) + 1):
+        for i in range(size - LOOP_REPEATS * n + 1):
+            gram = tokens[i : i + n]
+            if all(tokens[i + k * n : i + (k + 1) * n] == gram for k in range(1, LOOP_REPEATS)):
+                return True
+    return False
+
+
+def repetition_flags(text: str, lang: str) -> tuple[str, ...]:
+    """Loop and emptiness flags of a transcript.
+
+    ``asr_empty``: no word or character. ``asr_repetition``: an n-gram of tokens (characters
+    for zh, words for en) repeated at least 3 times consecutively, or the UTF-8 text compressing
+    better than 2.4:1 with zlib (Whisper's own loop test). A deliberate "no, no, no" also trips
+    the n-gram rule; the flag marks a reply for a look, it does not drop it.
+
+    Raises:
+        ValueError: a language other than "en" or "zh".
+    """
+    if lang not in LANGS:
+        raise ValueError(f"repetition flags support {LANGS}, not {lang!r}")
+    tokens = _tokens(text, lang)
+    if not tokens:
+        return ("asr_empty",)
+    raw = text.strip().encode("utf-8")
+    ratio = len(raw) / len(zlib.compress(raw))
+    return ("asr_repetition",) if _has_loop(tokens) or ratio > COMPRESSION_RATIO_LIMIT else ()
+
+
+def _check_lang(lang: str) -> None:
+    if lang not in LANGS:
+        raise ValueError(f"ASR language must be one of {LANGS}, got {lang!r}")
+
+
+def _to_16k(wave: np.ndarray, sr: int) -> np.ndarray:
+    return resample(as_wave(wave), sr, SAMPLE_RATE).astype(np.float32)
+
+
+def _transcript(
+    texts: Iterable[str],
+    words: Iterable[tuple[str, float, float]],
+    logprobs: Iterable[float],
+    *,
+    lang: str,
+    backend: str,
+    model: str,
+    extra_flags: tuple[str, ...] = (),
+) -> Transcript:
+    text = "".join(texts).strip()
+    flags = set(repetition_flags(text, lang)) | set(extra_flags)
+    if any(lp < LOW_LOGPROB for lp in logprobs):
+        flags.add("asr_low_confidence")
+    return Transcript(
+        text=text,
+        lang=lang,
+        words=tuple(Word(w.strip(), float(a), float(b)) for w, a, b in words if w.strip()),
+        backend=backend,
+        model=model,
+        flags=tuple(sorted(flags)),
+    )
+
+
+class FasterWhisperASR:
+    """Whisper through faster-whisper (CTranslate2); the offline default.
+
+    Args:
+        model: a local model folder, an offline name (``"base"``, ``"tiny.en"``, see
+            :func:`resolve_offline_model`), or a hub name such as ``"large-v3"``.
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+        compute_type: CTranslate2 compute type, e.g. ``"int8"`` on CPU, ``"float16"`` on GPU.
+        cpu_threads: CPU threads (0 lets CTranslate2 choose).
+        beam_size: 1 = greedy decoding (with temperature fallback).
+        cache_dir: cache root for joining ``"base"`` (default ``$STYLEBENCH_CACHE``).
+    """
+
+    backend = "faster-whisper"
+
+    def __init__(
+        self,
+        model: str = "base",
+        *,
+        device: str = "cpu",
+        compute_type: str = "int8",
+        cpu_threads: int = 0,
+        beam_size: int = 1,
+        cache_dir: Path | None = None,
+    ) -> None:
+        if beam_size < 1 or cpu_threads < 0:
+            raise ValueError("beam_size must be >= 1 and cpu_threads >= 0")
+        self.model = model
+        self.name = f"{self.backend}:{model}"
+        self.device, self.compute_type = device, compute_type
+        self.cpu_threads, self.beam_size, self.cache_dir = cpu_threads, beam_size, cache_dir
+        self.english_only = model.endswith(".en")
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from faster_whisper import WhisperModel
+            except ImportError as exc:
+                raise missing_extra("asr", "faster-whisper") from exc
+            local = Path(self.model).expanduser()
+            if local.is_dir():
+                source = str(local)
+            elif self.model in OFFLINE_MODELS:
+                source = str(resolve_offline_model(self.model, self.cache_dir))
+            else:
+                source = self.model  # hub name: faster-whisper's cache or a download
+            self._model = WhisperModel(
+                source,
+                device=self.device,
+                compute_type=self.compute_type,
+                cpu_threads=self.cpu_threads,
+            )
+        return self._model
+
+    def _decode(self, audio: np.ndarray, lang: str, *, no_repeat: bool) -> list[Any]:
+        model = self._load()
+        options: dict[str, Any] = {
+            "language": lang,
+            "task": "transcribe",
+            "beam_size": self.beam_size,
+            "temperature": list(TEMPERATURES),
+            "compression_ratio_threshold": COMPRESSION_RATIO_LIMIT,
+            "log_prob_threshold": LOW_LOGPROB,
+            "no_speech_threshold": 0.6,
+            "condition_on_previous_text": False,
+            "word_timestamps": True,
+            "vad_filter": False,  # timestamps stay in file time; our VAD runs separately
+            "hallucination_silence_threshold": 2.0,
+        }
+        if no_repeat:
+            options["no_repeat_ngram_size"] = RETRY_NO_REPEAT_NGRAM
+        supported = inspect.signature(model.transcribe).parameters
+        segments, _info = model.transcribe(
+            audio, **{k: v for k, v in options.items() if k in supported}
+        )
+        return list(segments)
+
+    def _build(self, segments: list[Any], lang: str, extra: tuple[str, ...]) -> Transcript:
+        return _transcript(
+            (s.text for s in segments),
+            ((w.word, w.start, w.end) for s in segments for w in (s.words or [])),
+            (s.avg_logprob for s in segments),
+            lang=lang,
+            backend=self.backend,
+            model=self.model,
+            extra_flags=extra,
+        )
+
+    def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript:
+        """Transcribe one reply; a looping first decode is redone with an n-gram ban.
+
+        Raises:
+            ValueError: bad audio, an unsupported language, or zh with an English-only model.
+            ImportError: faster-whisper is not installed.
+        """
+        _check_lang(lang)
+        if self.english_only and lang != "en":
+            raise ValueError(f"model {self.model!r} is English-only; use 'base' for lang {lang!r}")
+        audio = _to_16k(wave, sr)
+        first = self._build(self._decode(audio, lang, no_repeat=False), lang, ())
+        if "asr_repetition" not in first.flags:
+            return first
+        retry = self._build(self._decode(audio, lang, no_repeat=True), lang, ("asr_redecoded",))
+        looped = {"asr_repetition", "asr_empty"}
+        return first if looped & set(retry.flags) else retry
+
+
+class OpenAIWhisperASR:
+    """Whisper through the ``openai-whisper`` package (needs torch; the paper's large-v3).
+
+    Args:
+        model: a Whisper model name (``"large-v3"``) or checkpoint path.
+        device: ``"cuda"``, ``"cpu"``, or None to let whisper choose.
+    """
+
+    backend = "openai-whisper"
+
+    def __init__(self, model: str = "large-v3", *, device: str | None = None) -> None:
+        if importlib.util.find_spec("whisper") is None:
+            raise missing_extra("openai-whisper", "openai-whisper")
+        self.model, self.device = model, device
+        self.name = f"{self.backend}:{model}"
+        self._model: Any = None
+
+    def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript:
+        """Transcribe one reply with the same decoding settings as :class:`FasterWhisperASR`.
+
+        Raises:
+            ValueError: bad audio or an unsupported language.
+            ImportError: openai-whisper is not installed.
+        """
+        _check_lang(lang)
+        audio = _to_16k(wave, sr)
+        if self._model is None:
+            try:
+                import whisper
+            except ImportError as exc:
+                raise missing_extra("openai-whisper", "openai-whisper") from exc
+            self._model = whisper.load_model(self.model, device=self.device)
+        result = self._model.transcribe(
+            audio,
+            language=lang,
+            task="transcribe",
+            temperature=TEMPERATURES,
+            compression_ratio_threshold=COMPRESSION_RATIO_LIMIT,
+            logprob_threshold=LOW_LOGPROB,
+            no_speech_threshold=0.6,
+            condition_on_previous_text=False,
+            word_timestamps=True,
+            hallucination_silence_threshold=2.0,
+        )
+        segments = result.get("segments", [])
+        return _transcript(
+            (s["text"] for s in segments),
+            ((w["word"], w["start"], w["end"]) for s in segments for w in s.get("words", [])),
+            (s["avg_logprob"] for s in segments),
+            lang=lang,
+            backend=self.backend,
+            model=self.model,
+        )

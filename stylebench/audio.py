@@ -1,0 +1,132 @@
+"""Reading, checking and writing audio files.
+
+Model replies are untrusted input: a file may be missing, empty, truncated, not audio at all,
+full of NaNs, silent, or at an odd sample rate. :func:`load_audio` turns each of these into an
+:class:`AudioError` whose message says what is wrong and what to do, so the features stage can
+record it as an error record instead of crashing the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from math import gcd
+from pathlib import Path
+
+import numpy as np
+
+MIN_SR = 8000
+MAX_SR = 192000
+MIN_DURATION_S = 0.2
+SILENCE_PEAK = 1e-4  # about -80 dBFS
+
+
+class AudioError(ValueError):
+    """An audio file that cannot be scored, with a reason a user can act on."""
+
+
+def sha256_file(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_wav_truncation(path: Path) -> None:
+    """RIFF/WAVE files declare their data size; a shorter file was cut off mid-write."""
+    with open(path, "rb") as fh:
+        head = fh.read(12)
+        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return
+        size = path.stat().st_size
+        while True:
+            hdr = fh.read(8)
+            if len(hdr) < 8:
+                return
+            cid, clen = hdr[:4], int.from_bytes(hdr[4:], "little")
+            if cid == b"data":
+                if clen not in (0, 0xFFFFFFFF) and fh.tell() + clen > size:
+                    have = size - fh.tell()
+                    raise AudioError(
+                        f"{path.name}: truncated wav (header declares {clen} data bytes, file has "
+                        f"{have}); the writer was probably interrupted, re-run the respond stage"
+                    )
+                return
+            fh.seek(clen + (clen & 1), os.SEEK_CUR)
+
+
+def resample(wave: np.ndarray, sr: int, target_sr: int) -> np.ndarray:
+    """Polyphase resampling (scipy), exact for integer ratios."""
+    if sr == target_sr:
+        return wave
+    from scipy.signal import resample_poly
+
+    g = gcd(sr, target_sr)
+    return resample_poly(wave, target_sr // g, sr // g).astype(np.float32)
+
+
+def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.ndarray, int]:
+    """Load a reply as mono float32 in [-1, 1], validated.
+
+    Args:
+        path: audio file (wav, flac, ogg; anything libsndfile reads).
+        target_sr: resample to this rate when given.
+
+    Returns:
+        ``(wave, sr)``.
+
+    Raises:
+        AudioError: missing, empty, non-audio, truncated, NaN/Inf-filled, too short, silent, or
+            at a sample rate outside [8 kHz, 192 kHz].
+    """
+    import soundfile as sf
+
+    p = Path(path)
+    if not p.is_file():
+        raise AudioError(f"{p}: audio file does not exist")
+    if p.stat().st_size == 0:
+        raise AudioError(f"{p.name}: audio file is empty (0 bytes); the model returned no audio")
+    _check_wav_truncation(p)
+    try:
+        data, sr = sf.read(str(p), dtype="float32", always_2d=True)
+    except Exception as exc:  # libsndfile raises several types for non-audio input
+        raise AudioError(
+            f"{p.name}: not a readable audio file ({type(exc).__name__}: {exc}); "
+            "expected wav/flac/ogg written by the model wrapper"
+        ) from None
+    if not MIN_SR <= sr <= MAX_SR:
+        raise AudioError(
+            f"{p.name}: sample rate {sr} Hz is outside [{MIN_SR}, {MAX_SR}] Hz; "
+            "check the wrapper's output rate"
+        )
+    wave = data.mean(axis=1)
+    if wave.size == 0:
+        raise AudioError(f"{p.name}: audio has no samples")
+    if not np.all(np.isfinite(wave)):
+        bad = int(np.sum(~np.isfinite(wave)))
+        raise AudioError(f"{p.name}: {bad} of {wave.size} samples are NaN or infinite")
+    if wave.size / sr < MIN_DURATION_S:
+        raise AudioError(
+            f"{p.name}: only {wave.size / sr * 1000:.0f} ms of audio (< {MIN_DURATION_S * 1000:.0f} ms)"
+        )
+    peak = float(np.max(np.abs(wave)))
+    if peak < SILENCE_PEAK:
+        raise AudioError(f"{p.name}: audio is silent (peak {peak:.1e}); the model produced no speech")
+    if target_sr is not None and target_sr != sr:
+        wave, sr = resample(wave, sr, target_sr), target_sr
+    return wave.astype(np.float32, copy=False), sr
+
+
+def write_wav(path: Path | str, wave: np.ndarray, sr: int) -> str:
+    """Write 16-bit PCM atomically (temp file + rename) and return its sha256."""
+    import soundfile as sf
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".part")
+    sf.write(str(tmp), np.clip(wave, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, p)
+    return sha256_file(p)

@@ -1,0 +1,174 @@
+"""The ``stylebench`` command line. Logging is configured here and nowhere else."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from stylebench import __version__
+
+log = logging.getLogger("stylebench")
+
+
+def _measure_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("measurement and scoring (default: from the run, else built-in)")
+    g.add_argument("--asr", help="ASR backend: faster-whisper (default), openai-whisper, none")
+    g.add_argument("--asr-model", help="ASR model: base (offline default), tiny.en, large-v3, or a path")
+    g.add_argument("--vad", choices=["silero", "energy"], help="speech-span detector")
+    g.add_argument("--pitch-stat", choices=["guarded_mean", "mean", "median"],
+                   help="which F0 statistic is the pitch score (default guarded_mean)")
+    g.add_argument("--pitch-st", type=float, help="pitch threshold in semitones (default 1)")
+    g.add_argument("--volume-db", type=float, help="volume threshold in dB (default 1)")
+    g.add_argument("--speed-pct", type=float, help="speed threshold in percent (default 5)")
+    g.add_argument("--n-boot", type=int, help="bootstrap resamples for CIs (default 2000)")
+    g.add_argument("--strict", action="store_true", default=None, help="stop at the first error")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="stylebench", description=__doc__)
+    p.add_argument("--version", action="version", version=f"stylebench {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a model on a dialogue set and score it (resumable)")
+    r.add_argument("--model", help="model name (see `stylebench models`); default reference")
+    r.add_argument("--model-arg", action="append", metavar="KEY=VALUE",
+                   help="argument for the model wrapper, e.g. path=/weights (repeatable)")
+    r.add_argument("--dim", help="speed, volume, pitch or all (default pitch)")
+    r.add_argument("--lang", help="en, zh or all (default all)")
+    r.add_argument("--limit", type=int, help="at most N samples per (dim, direction, lang) cell")
+    r.add_argument("--dialogues", help="dialogue set folder (default: the built-in set)")
+    r.add_argument("--out", help="parent folder of run folders (default runs)")
+    r.add_argument("--run-id", help="run folder name (default: model-dim-lang-setchecksum)")
+    r.add_argument("--config", help="TOML or JSON file of run settings (CLI flags win)")
+    r.add_argument("--seed", type=int, help="seed for decoding and bootstrap")
+    r.add_argument("--temperature", type=float)
+    r.add_argument("--format", choices=["md", "json", "csv"], default="md", help="printed report")
+    _measure_flags(r)
+
+    s = sub.add_parser("score", help="re-transcribe/measure/score a run without calling the model")
+    s.add_argument("run_dir")
+    s.add_argument("--format", choices=["md", "json", "csv"], default="md")
+    _measure_flags(s)
+
+    rp = sub.add_parser("report", help="print a run's report from its stored records")
+    rp.add_argument("run_dir")
+    rp.add_argument("--format", choices=["md", "json", "csv"], default="md")
+
+    sub.add_parser("models", help="list model wrappers and whether they can run here")
+
+    b = sub.add_parser("build-dialogues", help="synthesise a new dialogue set")
+    b.add_argument("--out", required=True, help="new folder for the set")
+    b.add_argument("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)")
+    b.add_argument("--dims", default="speed,volume,pitch")
+    b.add_argument("--langs", default="en,zh")
+    b.add_argument("--voices-per-lang", type=int, default=4)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--jobs", type=int, default=4, help="parallel synthesis threads")
+    return p
+
+
+_CONFIG_FLAGS = ("model", "dim", "lang", "limit", "dialogues", "out", "run_id", "seed", "temperature",
+                 "asr", "asr_model", "vad", "pitch_stat", "pitch_st", "volume_db", "speed_pct",
+                 "n_boot", "strict")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    from stylebench.config import parse_model_args
+
+    out = {k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k, None) is not None}
+    if getattr(args, "model_arg", None):
+        out["model_args"] = parse_model_args(args.model_arg)
+    return out
+
+
+def _print_report(report: dict[str, Any], fmt: str) -> None:
+    from stylebench import report as rp
+
+    text = {"md": rp.to_markdown, "json": rp.to_json, "csv": rp.to_csv}[fmt](report)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from stylebench.config import resolve_config
+    from stylebench.pipeline import run
+
+    cfg = resolve_config(_overrides(args), args.config)
+    result = run(cfg, progress=not args.no_progress)
+    _print_report(result.report, args.format)
+    log.info("run folder: %s", result.store.root)
+    print(f"[stylebench] run folder: {result.store.root}", file=sys.stderr)
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from stylebench.pipeline import rescore
+
+    result = rescore(args.run_dir, _overrides(args), progress=not args.no_progress)
+    _print_report(result.report, args.format)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from stylebench.pipeline import report_only
+
+    _print_report(report_only(args.run_dir).report, args.format)
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from stylebench.model_wrappers.registry import MODELS, model_status
+
+    for name in MODELS:
+        status, detail = model_status(name)
+        print(f"{name:<20} {status:<18} {detail}")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from stylebench.dialogues.builder import BuildSpec, build_set
+    from stylebench.synth.espeak import EspeakSynth, voices_for
+
+    spec = BuildSpec(dims=tuple(args.dims.split(",")), langs=tuple(args.langs.split(",")),
+                     per_cell=args.per_cell, voices_per_lang=args.voices_per_lang, seed=args.seed)
+    voices = {lang: voices_for(lang) for lang in spec.langs}
+    card = build_set(Path(args.out), spec, EspeakSynth(), voices, jobs=args.jobs)
+    print(json.dumps({k: card[k] for k in ("set_version", "n_samples", "checksum")}, indent=2))
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "score": cmd_score, "report": cmd_report, "models": cmd_models,
+            "build-dialogues": cmd_build}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    from stylebench.registry import MissingExtraError
+    from stylebench.synth.ffmpeg import ToolMissingError
+
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("stylebench: interrupted; finished records are kept, re-run the same command to resume",
+              file=sys.stderr)
+        return 130
+    except (MissingExtraError, ToolMissingError, ImportError) as exc:
+        print(f"stylebench: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, FileExistsError, ValueError, KeyError) as exc:
+        if args.verbose:
+            raise
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"stylebench: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The run configuration: one frozen dataclass, one merge.
+
+Precedence: command-line flags > config file (``--config run.toml`` or ``.json``) > defaults.
+The resolved config is written into the run's ``manifest.json``. Only secrets come from the
+environment, and never through this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stylebench.records import ACOUSTIC_DIMS, LANGS
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    model: str = "reference"
+    model_args: dict[str, str] = field(default_factory=dict)
+    dim: str = "pitch"  # one of ACOUSTIC_DIMS or "all"
+    lang: str = "all"  # "en", "zh" or "all"
+    limit: int | None = None  # samples per (dim, direction, lang) cell
+    dialogues: str = "default"  # "default" or a set folder
+    out: str = "runs"
+    run_id: str | None = None
+    # decoding
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_new_tokens: int = 1024
+    seed: int = 0
+    # measurement
+    asr: str = "faster-whisper"
+    asr_model: str = "base"
+    vad: str = "silero"
+    pitch_stat: str = "guarded_mean"  # guarded_mean | mean | median
+    f0_floor: float = 50.0
+    f0_ceil: float = 800.0
+    # scoring
+    pitch_st: float = 1.0
+    volume_db: float = 1.0
+    speed_pct: float = 5.0
+    n_boot: int = 2000
+    strict: bool = False
+
+    def __post_init__(self) -> None:
+        if self.dim not in (*ACOUSTIC_DIMS, "all"):
+            raise ValueError(f"--dim must be one of {', '.join(ACOUSTIC_DIMS)} or all, got {self.dim!r}")
+        if self.lang not in (*LANGS, "all"):
+            raise ValueError(f"--lang must be one of {', '.join(LANGS)} or all, got {self.lang!r}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError("--limit must be a positive number of samples per cell")
+        if self.pitch_stat not in ("guarded_mean", "mean", "median"):
+            raise ValueError(f"pitch_stat must be guarded_mean, mean or median, got {self.pitch_stat!r}")
+        for name in ("pitch_st", "volume_db", "speed_pct"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"threshold {name} must be >= 0")
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return ACOUSTIC_DIMS if self.dim == "all" else (self.dim,)
+
+    @property
+    def langs(self) -> tuple[str, ...]:
+        return LANGS if self.lang == "all" else (self.lang,)
+
+    def default_run_id(self, set_checksum: str) -> str:
+        lim = f"-n{self.limit}" if self.limit else ""
+        return f"{self.model}-{self.dim}-{self.lang}{lim}-{set_checksum[:8]}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def read_config_file(path: Path | str) -> dict[str, Any]:
+    """Read a TOML or JSON config file into a flat dict of :class:`RunConfig` fields."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"config file {p} does not exist")
+    if p.suffix == ".toml":
+        import tomllib
+
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    elif p.suffix == ".json":
+        data = json.loads(p.read_text(encoding="utf-8"))
+    else:
+        raise ValueError(f"config file {p} must be .toml or .json")
+    known = {f.name for f in dataclasses.fields(RunConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"config file {p}: unknown keys {unknown}; known keys: {sorted(known)}")
+    return data
+
+
+def resolve_config(cli: dict[str, Any], config_file: Path | str | None = None,
+                   base: dict[str, Any] | None = None) -> RunConfig:
+    """Merge ``base`` (e.g. a run's stored config) < config file < CLI values that are not None."""
+    merged: dict[str, Any] = dict(base or {})
+    if config_file:
+        merged.update(read_config_file(config_file))
+    merged.update({k: v for k, v in cli.items() if v is not None})
+    known = {f.name for f in dataclasses.fields(RunConfig)}
+    return RunConfig(**{k: v for k, v in merged.items() if k in known})
+
+
+def parse_model_args(items: list[str] | None) -> dict[str, str]:
+    """``["path=/w", "dtype=bf16"]`` -> dict; a malformed item raises ValueError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ValueError(f"--model-arg takes KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out

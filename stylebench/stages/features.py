@@ -1,0 +1,210 @@
+"""features: pitch, volume and speaking-rate scores for every ok reply.
+
+A sample's three replies are processed together: the octave-error guard on F0 takes its range
+from the speaker's own voiced frames across the sample (see
+:func:`stylebench.metrics.pitch.speaker_f0_range`). Unscorable audio becomes an error record with
+the reason (empty, silent, NaN, truncated, not audio, odd rate), never a crash of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stylebench.audio import AudioError, load_audio
+from stylebench.records import FeatureRecord, Sample
+from stylebench.stages import fingerprint
+from stylebench.store import RunStore
+
+FEATURES_VERSION = "1"
+ANALYSIS_SR = 16000
+#: flag thresholds (recorded in the manifest through the fingerprint)
+F0_DISAGREE_TOL = 0.10
+OCTAVE_SUSPECT_TOL = 0.05
+RATE_DISAGREE_RANGE = (0.6, 1.6)
+
+
+@dataclass(frozen=True)
+class FeatureConfig:
+    vad: str = "silero"
+    f0_floor: float = 50.0
+    f0_ceil: float = 800.0
+    frame_ms: float = 5.0
+
+    def fp(self) -> str:
+        return fingerprint("features", FEATURES_VERSION, vars(self), F0_DISAGREE_TOL,
+                           OCTAVE_SUSPECT_TOL, RATE_DISAGREE_RANGE)
+
+
+def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, Any]:
+    """Per-reply features that need only this reply's audio."""
+    from stylebench.metrics import energy, pitch, rate, vad
+
+    span = vad.speech_span(wave, sr, backend=cfg.vad)
+    mask = vad.active_mask(span, wave.size, sr)
+    rms = energy.rms_stats(wave, mask=mask)
+    track = pitch.f0_track(wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil)
+    praat = pitch.praat_f0_track(wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor,
+                                 f0_ceil=cfg.f0_ceil)
+    return {
+        "span": span, "track": track, "praat_track": praat,
+        "values": {
+            "duration_s": wave.size / sr,
+            "span_start": span.start, "span_end": span.end, "span_s": span.end - span.start,
+            "active_s": span.active_s,
+            "rms_active": rms.rms_active, "rms_active_dbfs": rms.rms_active_dbfs,
+            "rms_file": rms.rms_file, "rms_file_dbfs": rms.rms_file_dbfs,
+            "nuclei_spm": rate.nuclei_rate(wave, sr, span=span),
+        },
+    }
+
+
+def finish_sample(parts: dict[int, dict[str, Any]], transcripts: dict[int, Any], lang: str
+                  ) -> dict[int, tuple[dict[str, float], list[str]] | str]:
+    """Add the sample-level pitch guard and the transcript-based rate to each reply's features.
+
+    Returns, per turn, ``(values, flags)`` or the error message that makes the turn unscorable.
+    """
+    from stylebench.metrics import pitch
+
+    tracks = [p["track"] for p in parts.values() if np.any(p["track"] > 0)]
+    f0_range = pitch.speaker_f0_range(tracks) if tracks else None
+    out: dict[int, tuple[dict[str, float], list[str]] | str] = {}
+    for k, p in parts.items():
+        try:
+            out[k] = _finish_reply(p, transcripts.get(k), lang, f0_range)
+        except ValueError as exc:
+            out[k] = f"ValueError: {exc}"
+    return out
+
+
+def _finish_reply(p: dict[str, Any], tr: Any, lang: str, f0_range: tuple[float, float] | None
+                  ) -> tuple[dict[str, float], list[str]]:
+    """One reply's final values and quality flags.
+
+    A measurement that cannot be made (no voiced frame, no transcript) leaves its value out and
+    says why in ``flags`` (``no_f0: ...``, ``no_transcript``); the score stage turns a missing
+    value into an error for that dimension only.
+    """
+    from stylebench.metrics import pitch, rate
+
+    values, flags = dict(p["values"]), []
+    try:
+        raw = pitch.f0_stats(p["track"])
+        guarded = pitch.f0_stats(p["track"], f0_range=f0_range) if f0_range else raw
+        values.update(f0_mean=raw.mean_hz, f0_median=raw.median_hz, f0_voiced_ratio=raw.voiced_ratio,
+                      f0_mean_guarded=guarded.mean_hz)
+        if f0_range:
+            values.update(f0_range_lo=f0_range[0], f0_range_hi=f0_range[1])
+        if abs(guarded.mean_hz / raw.mean_hz - 1) > OCTAVE_SUSPECT_TOL:
+            flags.append("f0_octave_suspect")
+        try:
+            pr = pitch.f0_stats(p["praat_track"], extractor="praat")
+            values["praat_f0_mean"] = pr.mean_hz
+            if pitch.extractors_disagree(raw, pr, tol=F0_DISAGREE_TOL):
+                flags.append("f0_extractors_disagree")
+        except ValueError:
+            flags.append("praat_unvoiced")
+    except ValueError as exc:
+        flags.append(f"no_f0: {exc}")
+    if tr is None:
+        return {n: float(v) for n, v in values.items()}, flags
+    if tr.status != "ok":
+        flags.append(f"no_transcript: {tr.error}")
+        return {n: float(v) for n, v in values.items()}, flags
+    syl = rate.count_syllables(tr.text, lang)
+    values["syllables"] = float(syl)
+    flags += [f for f in tr.flags if f not in flags]
+    if syl == 0:
+        flags.append("no_syllables: the transcript is empty")
+        return {n: float(v) for n, v in values.items()}, flags
+    values["spm"] = rate.syllables_per_minute(syl, values["span_s"])
+    if tr.words:
+        w_span = tr.words[-1][2] - tr.words[0][1]
+        if w_span > 0:
+            values["spm_words"] = rate.syllables_per_minute(syl, w_span)
+    if values["nuclei_spm"] > 0:
+        ratio = values["spm"] / values["nuclei_spm"]
+        values["spm_nuclei_ratio"] = ratio
+        if not RATE_DISAGREE_RANGE[0] <= ratio <= RATE_DISAGREE_RANGE[1]:
+            flags.append("rate_asr_nuclei_disagree")
+    return {n: float(v) for n, v in values.items()}, flags
+
+
+def plan_features(store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig,
+                  asr_key: tuple[str, str] | None) -> tuple[dict[tuple[str, int], str], dict[str, Any]]:
+    """The fingerprint every current feature record must carry, and each sample's inputs.
+
+    A sample's fingerprint covers the feature config, the sha256 of each of its ok replies and
+    their transcripts from the chosen ASR, so any change upstream recomputes the sample.
+    """
+    from stylebench.stages.transcribe import asr_fp
+
+    replies = store.load("respond")
+    transcripts_all = store.load("transcribe")
+    afp = asr_fp(*asr_key) if asr_key else None
+    cfp = cfg.fp()
+    expected: dict[tuple[str, int], str] = {}
+    by_sample: dict[str, Any] = {}
+    for s in samples:
+        reps = {k: replies[(s.id, k)] for k in (1, 2, 3)
+                if (s.id, k) in replies and replies[(s.id, k)].status == "ok"}
+        trs = {}
+        for k, r in reps.items():
+            t = transcripts_all.get((s.id, k))
+            if afp and t is not None and t.fp == fingerprint(afp, r.sha256):
+                trs[k] = t
+        key = fingerprint(cfp, {k: r.sha256 for k, r in reps.items()},
+                          {k: (t.status, t.text) for k, t in trs.items()})
+        for k in reps:
+            expected[(s.id, k)] = key
+        by_sample[s.id] = (s, reps, trs)
+    return expected, by_sample
+
+
+def run_features(store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig,
+                 asr_key: tuple[str, str] | None, *, strict: bool = False,
+                 progress: bool = True) -> dict[str, int]:
+    """Compute features for every sample whose replies or transcripts changed since last time."""
+    from tqdm import tqdm
+
+    expected, by_sample = plan_features(store, samples, cfg, asr_key)
+    have = store.load("features", expected)
+    counts = {"ok": 0, "error": 0, "skipped": 0}
+    for sid, (s, reps, trs) in tqdm(by_sample.items(), desc="features", unit="sample",
+                                    disable=not progress):
+        pending = [k for k in reps if not (have.get((sid, k)) and have[(sid, k)].status == "ok")]
+        if not pending:
+            counts["skipped"] += len(reps)
+            continue
+        parts: dict[int, dict[str, Any]] = {}
+        for k, r in reps.items():
+            try:
+                wave, sr = load_audio(store.root / r.audio, target_sr=ANALYSIS_SR)
+                parts[k] = analyse_reply(wave, sr, cfg)
+            except (KeyboardInterrupt, SystemExit, ImportError):
+                raise
+            except (AudioError, ValueError) as exc:
+                if strict:
+                    raise
+                if k in pending:
+                    store.append("features", FeatureRecord(sid, k, "error", expected[(sid, k)],
+                                                           error=f"{type(exc).__name__}: {exc}"))
+                    counts["error"] += 1
+        finished = finish_sample(parts, trs, s.lang) if parts else {}
+        for k, result in finished.items():
+            if k not in pending:
+                counts["skipped"] += 1
+                continue
+            if isinstance(result, str):
+                if strict:
+                    raise ValueError(f"{sid} turn {k}: {result}")
+                rec = FeatureRecord(sid, k, "error", expected[(sid, k)], error=result)
+            else:
+                rec = FeatureRecord(sid, k, "ok", expected[(sid, k)], values=result[0], flags=result[1])
+            store.append("features", rec)
+            counts[rec.status] += 1
+    return counts

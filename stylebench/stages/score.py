@@ -1,0 +1,91 @@
+"""score and report: turn feature records into per-turn style scores, cells and report files.
+
+Scoring reads only stored records; it never calls the model, the ASR or the feature extractors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stylebench.records import Sample
+from stylebench.scoring import Cell, Thresholds, TurnScore, score_cells
+from stylebench.store import RunStore
+
+#: which feature value is the style score of each dimension
+SCORE_VALUE = {
+    "pitch": {"guarded_mean": "f0_mean_guarded", "mean": "f0_mean", "median": "f0_median"},
+    "volume": "rms_active",
+    "speed": "spm",
+}
+#: flags that mark a measurement as doubtful for a given dimension
+DIM_FLAGS = {
+    "pitch": ("f0_octave_suspect", "f0_extractors_disagree", "praat_unvoiced"),
+    "speed": ("asr_repetition", "asr_empty", "asr_low_confidence", "rate_asr_nuclei_disagree"),
+    "volume": (),
+}
+
+
+def value_key(dim: str, pitch_stat: str) -> str:
+    key = SCORE_VALUE[dim]
+    return key[pitch_stat] if isinstance(key, dict) else key
+
+
+def collect_turn_scores(store: RunStore, samples: Sequence[Sample], features: dict[tuple[str, int], Any],
+                        pitch_stat: str = "guarded_mean") -> list[TurnScore]:
+    """One :class:`TurnScore` per (sample, turn); a failure anywhere upstream becomes its error."""
+    replies = store.load("respond")
+    out: list[TurnScore] = []
+    for s in samples:
+        vkey = value_key(s.dim, pitch_stat)
+        for k in (1, 2, 3):
+            value, error, flags = None, None, ()
+            rep = replies.get((s.id, k))
+            feat = features.get((s.id, k))
+            if rep is None:
+                error = "respond: no record (run not finished)"
+            elif rep.status != "ok":
+                error = "respond: " + rep.error.splitlines()[0][:300]
+            elif feat is None:
+                error = "features: not computed yet (run `stylebench score`)"
+            elif feat.status != "ok":
+                error = "features: " + feat.error.splitlines()[0][:300]
+            elif vkey not in feat.values:
+                why = [f for f in feat.flags if f.startswith(("no_", "asr_empty"))]
+                error = f"{vkey} unavailable: " + ("; ".join(why) or "not measured")
+            else:
+                value = feat.values[vkey]
+                flags = tuple(f for f in feat.flags if f in DIM_FLAGS.get(s.dim, ()))
+            out.append(TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, flags, s.emotion))
+    return out
+
+
+def write_reports(store: RunStore, meta: Any, cells: Sequence[Cell],
+                  turn_scores: Sequence[TurnScore], *, plot: bool = True) -> dict[str, Any]:
+    """Write report.json / report.md / report.csv (and trajectories.png) into the run folder."""
+    from stylebench import report as rp
+
+    report = rp.build_report(meta, cells, turn_scores)
+    outputs = {"report.json": rp.to_json(report), "report.md": rp.to_markdown(report),
+               "report.csv": rp.to_csv(report)}
+    for name, text in outputs.items():
+        tmp = store.root / (name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, store.root / name)
+    if plot:
+        try:
+            rp.plot_trajectories(turn_scores, store.root / "trajectories.png", title=meta.model)
+        except ImportError:
+            pass  # matplotlib is the optional [plot] extra; the tables are complete without it
+    return report
+
+
+def score_run(turn_scores: Sequence[TurnScore], thresholds: Thresholds, n_boot: int, seed: int
+              ) -> list[Cell]:
+    return score_cells(turn_scores, thresholds=thresholds, n_boot=n_boot, seed=seed)
+
+
+def report_path(store: RunStore, fmt: str) -> Path:
+    return store.root / {"md": "report.md", "json": "report.json", "csv": "report.csv"}[fmt]

@@ -1,0 +1,1 @@
+"""Speech synthesis for user turns and embedded models, and FFmpeg style transforms."""

@@ -1,0 +1,8 @@
+"""Synthesiser registry (lazy names)."""
+
+from stylebench.registry import LazyRegistry
+
+SYNTHESIZERS = LazyRegistry.from_pairs(
+    "synthesizer",
+    [("espeak-ng", "stylebench.synth.espeak:EspeakSynth")],
+)

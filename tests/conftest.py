@@ -1,0 +1,47 @@
+"""Shared fixtures: an isolated cache and a small dialogue set built once per session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _tool_missing() -> list[str]:
+    return [t for t in ("espeak-ng", "ffmpeg") if shutil.which(t) is None]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Dialogue sets go to a fresh cache; the joined offline Whisper model is shared (read-only)."""
+    root = tmp_path_factory.mktemp("cache")
+    user_models = Path(os.environ.get("STYLEBENCH_CACHE") or Path.home() / ".cache" / "stylebench") / "models"
+    user_models.mkdir(parents=True, exist_ok=True)
+    (root / "models").symlink_to(user_models, target_is_directory=True)
+    old = os.environ.get("STYLEBENCH_CACHE")
+    os.environ["STYLEBENCH_CACHE"] = str(root)
+    os.environ["STYLEBENCH_SCRATCH"] = str(root / "scratch")
+    yield root
+    if old is None:
+        os.environ.pop("STYLEBENCH_CACHE", None)
+    else:
+        os.environ["STYLEBENCH_CACHE"] = old
+
+
+@pytest.fixture(scope="session")
+def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 samples per (dim, direction, lang), 2 voices per language, built with espeak-ng."""
+    missing = _tool_missing()
+    if missing:
+        pytest.fail(f"system tools missing: {missing}; run `make setup`")
+    from stylebench.dialogues.builder import BuildSpec, build_set
+    from stylebench.synth.espeak import EspeakSynth, voices_for
+
+    out = tmp_path_factory.mktemp("sets") / "small"
+    spec = BuildSpec(per_cell=2, voices_per_lang=2, seed=1)
+    build_set(out, spec, EspeakSynth(), {lang: voices_for(lang) for lang in spec.langs})
+    return out

@@ -1,0 +1,80 @@
+"""Speech-span detection on tone bursts (energy backend) and espeak speech (Silero)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from stylebench.metrics.vad import active_mask, speech_span
+
+SR = 16000
+
+
+def burst(start_s: float, seconds: float, total_s: float, sr: int = SR) -> np.ndarray:
+    x = np.zeros(int(total_s * sr))
+    t = np.arange(int(seconds * sr)) / sr
+    x[int(start_s * sr) : int(start_s * sr) + t.size] = 0.5 * np.sin(2 * np.pi * 300 * t)
+    return x
+
+
+def test_energy_span_of_a_tone_burst_is_exact() -> None:
+    span = speech_span(burst(0.5, 1.0, 2.5), SR, backend="energy", pad_s=0.0)
+    assert span.backend == "energy"
+    assert abs(span.start - 0.5) < 0.01 and abs(span.end - 1.5) < 0.01
+    assert span.active_s == pytest.approx(1.0, abs=0.02)
+    assert span.duration_s == pytest.approx(span.end - span.start)
+    padded = speech_span(burst(0.5, 1.0, 2.5), SR, backend="energy")
+    assert padded.start == pytest.approx(span.start - 0.03, abs=1e-6)
+
+
+def test_short_gaps_merge_and_long_gaps_split() -> None:
+    x = burst(0.2, 0.4, 2.0) + burst(0.7, 0.4, 2.0)  # 0.1 s gap
+    assert len(speech_span(x, SR, backend="energy").segments) == 1
+    y = burst(0.2, 0.4, 2.0) + burst(0.9, 0.4, 2.0)  # 0.3 s gap
+    span = speech_span(y, SR, backend="energy", pad_s=0.0)
+    assert len(span.segments) == 2
+    assert span.active_s == pytest.approx(0.8, abs=0.03)
+    assert span.duration_s == pytest.approx(1.1, abs=0.02)
+
+
+def test_active_mask_marks_segment_samples() -> None:
+    span = speech_span(burst(0.5, 1.0, 2.5), SR, backend="energy", pad_s=0.0)
+    mask = active_mask(span, int(2.5 * SR), SR)
+    assert mask.dtype == np.bool_ and mask.size == int(2.5 * SR)
+    assert mask.sum() == pytest.approx(span.active_s * SR, abs=2)
+    assert not mask[: int(0.45 * SR)].any() and mask[int(0.6 * SR) : int(1.4 * SR)].all()
+
+
+@pytest.mark.parametrize("backend", ["energy", "silero"])
+def test_silence_raises(backend: str) -> None:
+    with pytest.raises(ValueError, match="no speech detected"):
+        speech_span(np.zeros(SR), SR, backend=backend)
+
+
+def test_bad_arguments_raise() -> None:
+    with pytest.raises(ValueError, match="unknown VAD backend"):
+        speech_span(burst(0.1, 0.5, 1.0), SR, backend="webrtc")
+    with pytest.raises(ValueError, match="threshold"):
+        speech_span(burst(0.1, 0.5, 1.0), SR, threshold=1.5)
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_silero_span_of_espeak_speech(tmp_path: Path) -> None:
+    wav = tmp_path / "s.wav"
+    text = "Please remember to bring your library card when you visit the reading room."
+    subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(wav), text], check=True)
+    speech, sr = sf.read(wav)
+    audible = np.flatnonzero(np.abs(speech) > 1e-3)
+    x = np.concatenate([np.zeros(sr), speech, np.zeros(sr // 2)])
+    truth_start, truth_end = 1.0 + audible[0] / sr, 1.0 + audible[-1] / sr
+    # Silero decides per 32 ms chunk; without padding both edges land within about 50 ms.
+    span = speech_span(x, sr, pad_s=0.0)
+    assert span.backend == "silero"
+    assert abs(span.start - truth_start) < 0.06 and abs(span.end - truth_end) < 0.06
+    energy = speech_span(x, sr, backend="energy", pad_s=0.0)
+    assert abs(energy.start - truth_start) < 0.02 and abs(energy.end - truth_end) < 0.02

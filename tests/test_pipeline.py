@@ -1,0 +1,162 @@
+"""End-to-end runs of the embedded models on a small espeak-ng set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from stylebench.config import RunConfig
+from stylebench.model_wrappers.base import SpeechModel
+from stylebench.pipeline import report_only, rescore, run, select_samples
+from stylebench.records import DecodeConfig, Turn
+from stylebench.stages.features import FeatureConfig, run_features
+from stylebench.stages.respond import run_respond
+from stylebench.store import RunStore
+
+FAST = {"asr": "none", "vad": "energy", "n_boot": 200}
+
+
+def cells_by_key(report: dict) -> dict:
+    return {(c["dim"], c["direction"], c["lang"], c["pair"]): c for c in report["cells"]}
+
+
+@pytest.mark.parametrize("dim", ["pitch", "volume"])
+def test_reference_follows_and_neutral_does_not(small_set, tmp_path, dim):
+    ref = run(RunConfig(model="reference", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
+              progress=False)
+    neu = run(RunConfig(model="neutral", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
+              progress=False)
+    assert len(ref.report["cells"]) == 8
+    for c in ref.report["cells"]:
+        assert c["n_ok"] == c["n"] == 2
+        assert c["vsp"] == 100.0, c
+    for c in neu.report["cells"]:
+        assert c["vsp"] == 0.0, c
+    expected_step = {"pitch": 2.0, "volume": 4.0}[dim]
+    for c in ref.report["cells"]:
+        sign = 1 if c["direction"] == "intensify" else -1
+        assert c["change_mean"] == pytest.approx(sign * expected_step, abs=0.35)
+    manifest = ref.store.read_manifest()
+    assert manifest["dialogues"]["checksum"] and manifest["model"]["name"] == "reference"
+    for name in ("report.json", "report.md", "report.csv", "trajectories.png"):
+        assert (ref.store.root / name).stat().st_size > 0
+
+
+def test_speed_with_real_asr(small_set, tmp_path):
+    res = run(RunConfig(model="reference", dim="speed", lang="en", limit=1, dialogues=str(small_set),
+                        out=str(tmp_path), vad="energy", n_boot=200), progress=False)
+    for c in res.report["cells"]:
+        assert c["n_ok"] == 1 and c["vsp"] == 100.0, c
+    feats = res.store.load("features")
+    assert all(r.values["spm"] > 60 for r in feats.values())
+
+
+def test_rescore_never_calls_the_model(small_set, tmp_path, monkeypatch):
+    res = run(RunConfig(model="reference", dim="volume", lang="en", dialogues=str(small_set),
+                        out=str(tmp_path), **FAST), progress=False)
+    before = res.store.stage_path("respond").read_bytes()
+    from stylebench.model_wrappers import reference
+
+    def boom(*a, **k):
+        raise AssertionError("the model was called during re-scoring")
+
+    monkeypatch.setattr(reference.ReferenceModel, "respond", boom)
+    again = rescore(res.store.root, {"volume_db": 5.0}, progress=False)
+    assert res.store.stage_path("respond").read_bytes() == before
+    assert all(c["vsp"] == 0.0 for c in again.report["cells"])  # 4 dB steps < 5 dB threshold
+    assert again.report["thresholds"]["volume_db"] == 5.0
+    rep = report_only(res.store.root).report
+    assert json.loads(json.dumps(rep))["model"] == "reference"
+
+
+class BadAudioModel(SpeechModel):
+    """Writes a different kind of broken reply for some samples; fine audio otherwise."""
+
+    name = "bad-audio"
+    KINDS = ["empty", "silent", "nan", "truncated", "text", "rate4k"]
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.n = 0
+
+    def respond(self, history, user_turn, decode):
+        self.n += 1
+        path = self.tmp / f"r{self.n}.wav"
+        sr = 16000
+        t = np.arange(sr) / sr
+        x = (0.3 * sum(np.sin(2 * np.pi * 140 * h * t) / h for h in range(1, 5))).astype(np.float32)
+        x *= 1 + 0.3 * len(history)  # louder each turn
+        kind = self.KINDS[(self.n - 1) // 3] if self.n <= 3 * len(self.KINDS) and self.n % 3 == 2 else "ok"
+        if kind == "empty":
+            path.write_bytes(b"")
+        elif kind == "silent":
+            sf.write(str(path), np.zeros(sr, np.float32), sr)
+        elif kind == "nan":
+            sf.write(str(path), np.full(sr, np.nan, np.float32), sr, subtype="FLOAT")
+        elif kind == "truncated":
+            sf.write(str(path), x, sr)
+            path.write_bytes(path.read_bytes()[:4000])
+        elif kind == "text":
+            path.write_text("I am not audio")
+        elif kind == "rate4k":
+            sf.write(str(path), x[::4], 4000)
+        else:
+            sf.write(str(path), x, sr)
+        return Turn("assistant", "hello", str(path), sr)
+
+
+def test_bad_replies_become_error_records(small_set, tmp_path):
+    from stylebench.dialogues.sets import load_set
+    from stylebench.stages.score import collect_turn_scores
+
+    samples, _ = load_set(small_set)
+    cfg = RunConfig(dim="volume", dialogues=str(small_set))
+    samples = select_samples(samples, cfg)[:8]
+    store = RunStore(tmp_path / "run")
+    model = BadAudioModel(tmp_path)
+    counts = run_respond(store, samples, model, "fp", DecodeConfig(), small_set, progress=False)
+    assert counts["ok"] == 24
+    run_features(store, samples, FeatureConfig(vad="energy"), None, progress=False)
+    feats = store.load("features")
+    errors = sorted(r.error for r in feats.values() if r.status == "error")
+    assert len(errors) == 6
+    for needle in ("empty", "silent", "NaN", "truncated", "not a readable audio", "sample rate"):
+        assert any(needle in e for e in errors), (needle, errors)
+    scores = collect_turn_scores(store, samples, feats)
+    ok = [s for s in scores if s.value is not None]
+    assert len(ok) == 18 and all(s.error is None for s in ok)
+
+
+class CrashingModel(SpeechModel):
+    name = "crashy"
+
+    def respond(self, history, user_turn, decode):
+        if history:
+            raise RuntimeError("CUDA out of memory (simulated)")
+        raise TimeoutError("no reply within 300 s (simulated)")
+
+
+def test_model_crash_is_recorded_and_retried(small_set, tmp_path):
+    from stylebench.dialogues.sets import load_set
+
+    samples, _ = load_set(small_set)
+    samples = samples[:2]
+    store = RunStore(tmp_path / "run")
+    counts = run_respond(store, samples, CrashingModel(), "fp", DecodeConfig(), small_set, progress=False)
+    assert counts["called"] == 2 and counts["error"] == 6
+    recs = store.load("respond")
+    assert "TimeoutError" in recs[(samples[0].id, 1)].error
+    assert "not asked: turn 1 failed" in recs[(samples[0].id, 2)].error
+    again = run_respond(store, samples, CrashingModel(), "fp", DecodeConfig(), small_set, progress=False)
+    assert again["called"] == 2  # errors are retried on resume
+
+
+def test_unknown_model_and_bad_dim():
+    with pytest.raises(ValueError, match="--dim"):
+        RunConfig(dim="loudness")
+    with pytest.raises(KeyError, match="did you mean"):
+        run(RunConfig(model="referense"), progress=False)
