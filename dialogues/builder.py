@@ -95,18 +95,33 @@ def plan_samples(spec: BuildSpec, voices: dict[str, list[Voice]]) -> list[dict[s
                     item = contents[order[i % len(order)]]
                     t2 = phr[dim][direction]["2"]
                     t3 = phr[dim][direction]["3"]
-                    plans.append({
-                        "id": f"{dim}-{direction}-{lang}-{i:04d}",
-                        "dim": dim, "direction": direction, "lang": lang,
-                        "voice": lang_voices[i % len(lang_voices)].id,
-                        "content": item.content, "pool_id": item.id,
-                        "texts": [item.request, t2[rng.integers(len(t2))], t3[rng.integers(len(t3))]],
-                    })
+                    plans.append(
+                        {
+                            "id": f"{dim}-{direction}-{lang}-{i:04d}",
+                            "dim": dim,
+                            "direction": direction,
+                            "lang": lang,
+                            "voice": lang_voices[i % len(lang_voices)].id,
+                            "content": item.content,
+                            "pool_id": item.id,
+                            "texts": [
+                                item.request,
+                                t2[rng.integers(len(t2))],
+                                t3[rng.integers(len(t3))],
+                            ],
+                        }
+                    )
     return plans
 
 
-def build_set(out_dir: Path, spec: BuildSpec, synth: Synthesizer, voices: dict[str, list[Voice]],
-              *, jobs: int = 4) -> dict[str, Any]:
+def build_set(
+    out_dir: Path,
+    spec: BuildSpec,
+    synth: Synthesizer,
+    voices: dict[str, list[Voice]],
+    *,
+    jobs: int = 4,
+) -> dict[str, Any]:
     """Synthesise the planned samples into ``out_dir`` (built in a temp folder, then renamed).
 
     Returns:
@@ -121,6 +136,7 @@ def build_set(out_dir: Path, spec: BuildSpec, synth: Synthesizer, voices: dict[s
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=out_dir.parent))
     try:
+
         def render(plan: dict[str, Any]) -> Sample:
             turns = []
             for k, text in enumerate(plan["texts"], start=1):
@@ -128,9 +144,16 @@ def build_set(out_dir: Path, spec: BuildSpec, synth: Synthesizer, voices: dict[s
                 rel = f"audio/{plan['id']}_u{k}.wav"
                 sha = write_wav(tmp / rel, audio.wave, audio.sr)
                 turns.append(UserTurn(text=text, audio=rel, sr=audio.sr, sha256=sha))
-            return Sample(id=plan["id"], set_version=set_version, dim=plan["dim"],
-                          direction=plan["direction"], lang=plan["lang"], voice=plan["voice"],
-                          content=plan["content"], turns=tuple(turns))
+            return Sample(
+                id=plan["id"],
+                set_version=set_version,
+                dim=plan["dim"],
+                direction=plan["direction"],
+                lang=plan["lang"],
+                voice=plan["voice"],
+                content=plan["content"],
+                turns=tuple(turns),
+            )
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             samples = list(pool.map(render, plans))
@@ -138,7 +161,9 @@ def build_set(out_dir: Path, spec: BuildSpec, synth: Synthesizer, voices: dict[s
         manifest = "\n".join(lines) + "\n"
         (tmp / "manifest.jsonl").write_text(manifest, encoding="utf-8")
         card = _set_card(samples, spec, synth.name, set_version, manifest)
-        (tmp / "set_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8")
+        (tmp / "set_card.json").write_text(
+            json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8"
+        )
         (tmp / "SET_CARD.md").write_text(_card_markdown(card), encoding="utf-8")
         os.replace(tmp, out_dir)
     except BaseException:
@@ -147,8 +172,9 @@ def build_set(out_dir: Path, spec: BuildSpec, synth: Synthesizer, voices: dict[s
     return card
 
 
-def _set_card(samples: list[Sample], spec: BuildSpec, synth_name: str, set_version: str,
-              manifest: str) -> dict[str, Any]:
+def _set_card(
+    samples: list[Sample], spec: BuildSpec, synth_name: str, set_version: str, manifest: str
+) -> dict[str, Any]:
     cells = Counter((s.dim, s.direction, s.lang) for s in samples)
     return {
         "set_version": set_version,
@@ -158,13 +184,18 @@ def _set_card(samples: list[Sample], spec: BuildSpec, synth_name: str, set_versi
         "synthesizer": synth_name,
         "spec": asdict(spec),
         "voices": sorted({s.voice for s in samples}),
-        "cells": [{"dim": d, "direction": r, "lang": lg, "n": n} for (d, r, lg), n in sorted(cells.items())],
+        "cells": [
+            {"dim": d, "direction": r, "lang": lg, "n": n}
+            for (d, r, lg), n in sorted(cells.items())
+        ],
         "pools_checksum": pools_checksum(),
     }
 
 
 def _card_markdown(card: dict[str, Any]) -> str:
-    rows = "\n".join(f"| {c['dim']} | {c['direction']} | {c['lang']} | {c['n']} |" for c in card["cells"])
+    rows = "\n".join(
+        f"| {c['dim']} | {c['direction']} | {c['lang']} | {c['n']} |" for c in card["cells"]
+    )
     return (
         f"# Dialogue set {card['set_version']}\n\n"
         f"{card['n_samples']} three-turn samples, synthesised with {card['synthesizer']}, "

@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import re
-import zlib
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from stylebench.metrics._common import as_wave, resample
 from stylebench.metrics._models import OFFLINE_MODELS, missing_extra, resolve_offline_model
+from stylebench.metrics.asr_types import (
+    COMPRESSION_RATIO_LIMIT,
+    LOW_LOGPROB,
+    TEMPERATURES,
+    Transcriber,
+    Transcript,
+    Word,
+    check_lang,
+    make_transcript,
+    repetition_flags,
+    to_16k,
+)
 from stylebench.metrics.spec import MetricSpec
 
 __all__ = [
@@ -41,115 +48,7 @@ SPEC = MetricSpec(
     ),
 )
 
-SAMPLE_RATE = 16000
-LANGS = ("en", "zh")
-TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-COMPRESSION_RATIO_LIMIT = 2.4  # Whisper's own threshold for a looping segment
-LOW_LOGPROB = -1.0
-LOOP_REPEATS = 3
-LOOP_MAX_NGRAM = 16
 RETRY_NO_REPEAT_NGRAM = 3
-
-
-@dataclass(frozen=True)
-class Word:
-    """One recognised word (a character or short run for Mandarin) with times in file seconds."""
-
-    text: str
-    start: float
-    end: float
-
-
-@dataclass(frozen=True)
-class Transcript:
-    """ASR output for one reply; ``model`` is the name as requested, e.g. ``"base"``."""
-
-    text: str
-    lang: str
-    words: tuple[Word, ...]
-    backend: str
-    model: str
-    flags: tuple[str, ...]
-
-
-@runtime_checkable
-class Transcriber(Protocol):
-    """Anything that turns a mono waveform into a :class:`Transcript`."""
-
-    name: str
-
-    def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript: ...
-
-
-def _tokens(text: str, lang: str) -> list[str]:
-    if lang == "zh":  # characters, punctuation and spaces dropped
-        return [c for c in text if c.isalnum()]
-    return re.findall(r"[\w']+", text.lower())
-
-
-def _has_loop(tokens: list[str]) -> bool:
-    """True when some n-gram (n <= 16) occurs ``LOOP_REPEATS`` times back to back."""
-    size = len(tokens)
-    for n in range(1, min(LOOP_MAX_NGRAM, size // LOOP_REPEATS) + 1):
-        for i in range(size - LOOP_REPEATS * n + 1):
-            gram = tokens[i : i + n]
-            if all(tokens[i + k * n : i + (k + 1) * n] == gram for k in range(1, LOOP_REPEATS)):
-                return True
-    return False
-
-
-def repetition_flags(text: str, lang: str) -> tuple[str, ...]:
-    """Loop and emptiness flags of a transcript.
-
-    ``asr_empty``: no word or character. ``asr_repetition``: an n-gram of tokens (characters
-    for zh, words for en) repeated at least 3 times consecutively, or the UTF-8 text compressing
-    better than 2.4:1 with zlib (Whisper's own loop test). A deliberate "no, no, no" also trips
-    the n-gram rule; the flag marks a reply for a look, it does not drop it.
-
-    Raises:
-        ValueError: a language other than "en" or "zh".
-    """
-    if lang not in LANGS:
-        raise ValueError(f"repetition flags support {LANGS}, not {lang!r}")
-    tokens = _tokens(text, lang)
-    if not tokens:
-        return ("asr_empty",)
-    raw = text.strip().encode("utf-8")
-    ratio = len(raw) / len(zlib.compress(raw))
-    return ("asr_repetition",) if _has_loop(tokens) or ratio > COMPRESSION_RATIO_LIMIT else ()
-
-
-def _check_lang(lang: str) -> None:
-    if lang not in LANGS:
-        raise ValueError(f"ASR language must be one of {LANGS}, got {lang!r}")
-
-
-def _to_16k(wave: np.ndarray, sr: int) -> np.ndarray:
-    return resample(as_wave(wave), sr, SAMPLE_RATE).astype(np.float32)
-
-
-def _transcript(
-    texts: Iterable[str],
-    words: Iterable[tuple[str, float, float]],
-    logprobs: Iterable[float],
-    *,
-    lang: str,
-    backend: str,
-    model: str,
-    extra_flags: tuple[str, ...] = (),
-) -> Transcript:
-    text = "".join(texts).strip()
-    flags = set(repetition_flags(text, lang)) | set(extra_flags)
-    if any(lp < LOW_LOGPROB for lp in logprobs):
-        flags.add("asr_low_confidence")
-    return Transcript(
-        text=text,
-        lang=lang,
-        words=tuple(Word(w.strip(), float(a), float(b)) for w, a, b in words if w.strip()),
-        backend=backend,
-        model=model,
-        flags=tuple(sorted(flags)),
-    )
 
 
 class FasterWhisperASR:
@@ -224,14 +123,15 @@ class FasterWhisperASR:
         }
         if no_repeat:
             options["no_repeat_ngram_size"] = RETRY_NO_REPEAT_NGRAM
-        supported = inspect.signature(model.transcribe).parameters
-        segments, _info = model.transcribe(
-            audio, **{k: v for k, v in options.items() if k in supported}
-        )
+        params = inspect.signature(model.transcribe).parameters.values()
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            names = {p.name for p in params}  # older faster-whisper: drop options it lacks
+            options = {k: v for k, v in options.items() if k in names}
+        segments, _info = model.transcribe(audio, **options)
         return list(segments)
 
     def _build(self, segments: list[Any], lang: str, extra: tuple[str, ...]) -> Transcript:
-        return _transcript(
+        return make_transcript(
             (s.text for s in segments),
             ((w.word, w.start, w.end) for s in segments for w in (s.words or [])),
             (s.avg_logprob for s in segments),
@@ -248,10 +148,10 @@ class FasterWhisperASR:
             ValueError: bad audio, an unsupported language, or zh with an English-only model.
             ImportError: faster-whisper is not installed.
         """
-        _check_lang(lang)
+        check_lang(lang)
         if self.english_only and lang != "en":
             raise ValueError(f"model {self.model!r} is English-only; use 'base' for lang {lang!r}")
-        audio = _to_16k(wave, sr)
+        audio = to_16k(wave, sr)
         first = self._build(self._decode(audio, lang, no_repeat=False), lang, ())
         if "asr_repetition" not in first.flags:
             return first
@@ -284,8 +184,8 @@ class OpenAIWhisperASR:
             ValueError: bad audio or an unsupported language.
             ImportError: openai-whisper is not installed.
         """
-        _check_lang(lang)
-        audio = _to_16k(wave, sr)
+        check_lang(lang)
+        audio = to_16k(wave, sr)
         if self._model is None:
             try:
                 import whisper
@@ -305,7 +205,7 @@ class OpenAIWhisperASR:
             hallucination_silence_threshold=2.0,
         )
         segments = result.get("segments", [])
-        return _transcript(
+        return make_transcript(
             (s["text"] for s in segments),
             ((w["word"], w["start"], w["end"]) for s in segments for w in s.get("words", [])),
             (s["avg_logprob"] for s in segments),

@@ -154,8 +154,9 @@ def f0_stats(
     if n < MIN_VOICED_FRAMES:
         where = f" inside {f0_range[0]:.0f}-{f0_range[1]:.0f} Hz" if f0_range else ""
         raise ValueError(
-            f"only {n} voiced frames{where} out of {f0.size}; at least {MIN_VOICED_FRAMES} needed "
-            "for a pitch score (the reply is silent, unvoiced noise, or outside the speaker's range)"
+            f"only {n} voiced frames{where} out of {f0.size}; at least {MIN_VOICED_FRAMES} "
+            "needed for a pitch score (the reply is silent, unvoiced noise, or outside the "
+            "speaker's range)"
         )
     values = f0[voiced]
     return F0Stats(

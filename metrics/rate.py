@@ -61,8 +61,8 @@ def _rule_syllables(word: str) -> int:
         n -= 1  # silent final e: "make"
     elif w.endswith("ed") and len(w) > 3 and w[-3] not in "td":
         n -= 1  # "jumped"
-    elif w.endswith("es") and len(w) > 3 and w[-3] not in "sxzcg" and not w.endswith(("ches", "shes")):
-        n -= 1  # "makes" but not "boxes", "pages", "wishes"
+    elif w.endswith("es") and len(w) > 3 and w[-3] not in "sxzcgh":
+        n -= 1  # "makes" but not "boxes", "pages", "wishes", "riches"
     return max(1, n)
 
 

@@ -27,7 +27,7 @@ SPEC = MetricSpec(
 
 SILERO_SR = 16000
 SILERO_CHUNK = 512
-SILERO_HYSTERESIS = 0.15  # leave speech below threshold - 0.15, as Silero's own get_speech_timestamps
+SILERO_HYSTERESIS = 0.15  # leave speech below threshold - 0.15, as Silero's get_speech_timestamps
 ENERGY_FRAME_S = 0.020
 ENERGY_HOP_S = 0.005
 SILENT_PEAK_RMS = 1e-4  # loudest 20 ms frame below -80 dBFS: the file is silent

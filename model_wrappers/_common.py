@@ -15,7 +15,9 @@ from stylebench.records import Turn
 
 def scratch_wav(prefix: str = "reply") -> Path:
     """A fresh wav path in the scratch folder (``STYLEBENCH_SCRATCH`` or the system temp dir)."""
-    root = Path(os.environ.get("STYLEBENCH_SCRATCH") or tempfile.gettempdir()) / "stylebench-scratch"
+    root = (
+        Path(os.environ.get("STYLEBENCH_SCRATCH") or tempfile.gettempdir()) / "stylebench-scratch"
+    )
     root.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=prefix + "-", suffix=".wav", dir=root)
     os.close(fd)

@@ -35,8 +35,13 @@ class NeutralModel(SpeechModel):
         self.synth = EspeakSynth()
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "revision": "1", "tts": self.synth.version(),
-                "voices": {k: v.id for k, v in self.voices.items()}, "jitter": JITTER}
+        return {
+            "name": self.name,
+            "revision": "1",
+            "tts": self.synth.version(),
+            "voices": {k: v.id for k, v in self.voices.items()},
+            "jitter": JITTER,
+        }
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         script = script_of(user_turn)

@@ -26,7 +26,9 @@ def step_style(dim: str, direction: str, steps: int, step: float | None = None) 
     """The style after ``steps`` steps in ``direction`` along ``dim`` (emotion: prosodic proxy)."""
     if dim == "emotion":  # expressed through its prosodic correlates: pitch, rate and loudness
         sign = 1 if direction == "intensify" else -1
-        return Style(rate=1.1 ** (sign * steps), gain_db=3.0 * sign * steps, pitch_st=1.5 * sign * steps)
+        return Style(
+            rate=1.1 ** (sign * steps), gain_db=3.0 * sign * steps, pitch_st=1.5 * sign * steps
+        )
     field_name, default = STEP[dim]
     size = default if step is None else step
     if field_name == "rate":
@@ -41,15 +43,24 @@ class ReferenceModel(SpeechModel):
 
     name = "reference"
 
-    def __init__(self, voice_en: str = DEFAULT_VOICE["en"], voice_zh: str = DEFAULT_VOICE["zh"],
-                 step: float | None = None) -> None:
+    def __init__(
+        self,
+        voice_en: str = DEFAULT_VOICE["en"],
+        voice_zh: str = DEFAULT_VOICE["zh"],
+        step: float | None = None,
+    ) -> None:
         self.voices = {"en": VOICES[voice_en], "zh": VOICES[voice_zh]}
         self.step = None if step is None else float(step)
         self.synth = EspeakSynth()
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "revision": "1", "tts": self.synth.version(),
-                "voices": {k: v.id for k, v in self.voices.items()}, "step": self.step}
+        return {
+            "name": self.name,
+            "revision": "1",
+            "tts": self.synth.version(),
+            "voices": {k: v.id for k, v in self.voices.items()},
+            "step": self.step,
+        }
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         script = script_of(user_turn)

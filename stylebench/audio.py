@@ -112,7 +112,9 @@ def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.nd
         )
     peak = float(np.max(np.abs(wave)))
     if peak < SILENCE_PEAK:
-        raise AudioError(f"{p.name}: audio is silent (peak {peak:.1e}); the model produced no speech")
+        raise AudioError(
+            f"{p.name}: audio is silent (peak {peak:.1e}); the model produced no speech"
+        )
     if target_sr is not None and target_sr != sr:
         wave, sr = resample(wave, sr, target_sr), target_sr
     return wave.astype(np.float32, copy=False), sr

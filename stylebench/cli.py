@@ -17,10 +17,15 @@ log = logging.getLogger("stylebench")
 def _measure_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("measurement and scoring (default: from the run, else built-in)")
     g.add_argument("--asr", help="ASR backend: faster-whisper (default), openai-whisper, none")
-    g.add_argument("--asr-model", help="ASR model: base (offline default), tiny.en, large-v3, or a path")
+    g.add_argument(
+        "--asr-model", help="ASR model: base (offline default), tiny.en, large-v3, or a path"
+    )
     g.add_argument("--vad", choices=["silero", "energy"], help="speech-span detector")
-    g.add_argument("--pitch-stat", choices=["guarded_mean", "mean", "median"],
-                   help="which F0 statistic is the pitch score (default guarded_mean)")
+    g.add_argument(
+        "--pitch-stat",
+        choices=["guarded_mean", "mean", "median"],
+        help="which F0 statistic is the pitch score (default guarded_mean)",
+    )
     g.add_argument("--pitch-st", type=float, help="pitch threshold in semitones (default 1)")
     g.add_argument("--volume-db", type=float, help="volume threshold in dB (default 1)")
     g.add_argument("--speed-pct", type=float, help="speed threshold in percent (default 5)")
@@ -37,8 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a model on a dialogue set and score it (resumable)")
     r.add_argument("--model", help="model name (see `stylebench models`); default reference")
-    r.add_argument("--model-arg", action="append", metavar="KEY=VALUE",
-                   help="argument for the model wrapper, e.g. path=/weights (repeatable)")
+    r.add_argument(
+        "--model-arg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="argument for the model wrapper, e.g. path=/weights (repeatable)",
+    )
     r.add_argument("--dim", help="speed, volume, pitch or all (default pitch)")
     r.add_argument("--lang", help="en, zh or all (default all)")
     r.add_argument("--limit", type=int, help="at most N samples per (dim, direction, lang) cell")
@@ -73,9 +82,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-_CONFIG_FLAGS = ("model", "dim", "lang", "limit", "dialogues", "out", "run_id", "seed", "temperature",
-                 "asr", "asr_model", "vad", "pitch_stat", "pitch_st", "volume_db", "speed_pct",
-                 "n_boot", "strict")
+_CONFIG_FLAGS = (
+    "model",
+    "dim",
+    "lang",
+    "limit",
+    "dialogues",
+    "out",
+    "run_id",
+    "seed",
+    "temperature",
+    "asr",
+    "asr_model",
+    "vad",
+    "pitch_stat",
+    "pitch_st",
+    "volume_db",
+    "speed_pct",
+    "n_boot",
+    "strict",
+)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -134,30 +160,44 @@ def cmd_build(args: argparse.Namespace) -> int:
     from stylebench.dialogues.builder import BuildSpec, build_set
     from stylebench.synth.espeak import EspeakSynth, voices_for
 
-    spec = BuildSpec(dims=tuple(args.dims.split(",")), langs=tuple(args.langs.split(",")),
-                     per_cell=args.per_cell, voices_per_lang=args.voices_per_lang, seed=args.seed)
+    spec = BuildSpec(
+        dims=tuple(args.dims.split(",")),
+        langs=tuple(args.langs.split(",")),
+        per_cell=args.per_cell,
+        voices_per_lang=args.voices_per_lang,
+        seed=args.seed,
+    )
     voices = {lang: voices_for(lang) for lang in spec.langs}
     card = build_set(Path(args.out), spec, EspeakSynth(), voices, jobs=args.jobs)
     print(json.dumps({k: card[k] for k in ("set_version", "n_samples", "checksum")}, indent=2))
     return 0
 
 
-COMMANDS = {"run": cmd_run, "score": cmd_score, "report": cmd_report, "models": cmd_models,
-            "build-dialogues": cmd_build}
+COMMANDS = {
+    "run": cmd_run,
+    "score": cmd_score,
+    "report": cmd_report,
+    "models": cmd_models,
+    "build-dialogues": cmd_build,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     from stylebench.registry import MissingExtraError
     from stylebench.synth.ffmpeg import ToolMissingError
 
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
-        print("stylebench: interrupted; finished records are kept, re-run the same command to resume",
-              file=sys.stderr)
+        print(
+            "stylebench: interrupted; finished records are kept, re-run the same command to resume",
+            file=sys.stderr,
+        )
         return 130
     except (MissingExtraError, ToolMissingError, ImportError) as exc:
         print(f"stylebench: {exc}", file=sys.stderr)

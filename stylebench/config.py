@@ -47,13 +47,17 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         if self.dim not in (*ACOUSTIC_DIMS, "all"):
-            raise ValueError(f"--dim must be one of {', '.join(ACOUSTIC_DIMS)} or all, got {self.dim!r}")
+            raise ValueError(
+                f"--dim must be one of {', '.join(ACOUSTIC_DIMS)} or all, got {self.dim!r}"
+            )
         if self.lang not in (*LANGS, "all"):
             raise ValueError(f"--lang must be one of {', '.join(LANGS)} or all, got {self.lang!r}")
         if self.limit is not None and self.limit < 1:
             raise ValueError("--limit must be a positive number of samples per cell")
         if self.pitch_stat not in ("guarded_mean", "mean", "median"):
-            raise ValueError(f"pitch_stat must be guarded_mean, mean or median, got {self.pitch_stat!r}")
+            raise ValueError(
+                f"pitch_stat must be guarded_mean, mean or median, got {self.pitch_stat!r}"
+            )
         for name in ("pitch_st", "volume_db", "speed_pct"):
             if getattr(self, name) < 0:
                 raise ValueError(f"threshold {name} must be >= 0")
@@ -94,8 +98,9 @@ def read_config_file(path: Path | str) -> dict[str, Any]:
     return data
 
 
-def resolve_config(cli: dict[str, Any], config_file: Path | str | None = None,
-                   base: dict[str, Any] | None = None) -> RunConfig:
+def resolve_config(
+    cli: dict[str, Any], config_file: Path | str | None = None, base: dict[str, Any] | None = None
+) -> RunConfig:
     """Merge ``base`` (e.g. a run's stored config) < config file < CLI values that are not None."""
     merged: dict[str, Any] = dict(base or {})
     if config_file:

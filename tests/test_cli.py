@@ -7,8 +7,12 @@ import sys
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stylebench.cli", "--no-progress", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "stylebench.cli", "--no-progress", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_unknown_model_suggests():
@@ -39,8 +43,24 @@ def test_missing_asr_extra_is_one_line(small_set, tmp_path):
 
     if importlib.util.find_spec("whisper") is not None:
         return  # openai-whisper is installed here: nothing to check
-    r = run_cli("run", "--model", "reference", "--dim", "volume", "--lang", "en", "--limit", "1",
-                "--asr", "openai-whisper", "--vad", "energy", "--dialogues", str(small_set),
-                "--out", str(tmp_path))
+    r = run_cli(
+        "run",
+        "--model",
+        "reference",
+        "--dim",
+        "volume",
+        "--lang",
+        "en",
+        "--limit",
+        "1",
+        "--asr",
+        "openai-whisper",
+        "--vad",
+        "energy",
+        "--dialogues",
+        str(small_set),
+        "--out",
+        str(tmp_path),
+    )
     assert r.returncode == 2, r.stderr
     assert "stylebench[openai-whisper]" in r.stderr and "Traceback" not in r.stderr

@@ -38,7 +38,7 @@ def test_short_gaps_merge_and_long_gaps_split() -> None:
     y = burst(0.2, 0.4, 2.0) + burst(0.9, 0.4, 2.0)  # 0.3 s gap
     span = speech_span(y, SR, backend="energy", pad_s=0.0)
     assert len(span.segments) == 2
-    assert span.active_s == pytest.approx(0.8, abs=0.03)
+    assert span.active_s == pytest.approx(0.8, abs=0.04)  # each edge within 10 ms
     assert span.duration_s == pytest.approx(1.1, abs=0.02)
 
 

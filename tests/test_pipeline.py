@@ -26,10 +26,14 @@ def cells_by_key(report: dict) -> dict:
 
 @pytest.mark.parametrize("dim", ["pitch", "volume"])
 def test_reference_follows_and_neutral_does_not(small_set, tmp_path, dim):
-    ref = run(RunConfig(model="reference", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
-              progress=False)
-    neu = run(RunConfig(model="neutral", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
-              progress=False)
+    ref = run(
+        RunConfig(model="reference", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
+        progress=False,
+    )
+    neu = run(
+        RunConfig(model="neutral", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
+        progress=False,
+    )
     assert len(ref.report["cells"]) == 8
     for c in ref.report["cells"]:
         assert c["n_ok"] == c["n"] == 2
@@ -47,8 +51,19 @@ def test_reference_follows_and_neutral_does_not(small_set, tmp_path, dim):
 
 
 def test_speed_with_real_asr(small_set, tmp_path):
-    res = run(RunConfig(model="reference", dim="speed", lang="en", limit=1, dialogues=str(small_set),
-                        out=str(tmp_path), vad="energy", n_boot=200), progress=False)
+    res = run(
+        RunConfig(
+            model="reference",
+            dim="speed",
+            lang="en",
+            limit=1,
+            dialogues=str(small_set),
+            out=str(tmp_path),
+            vad="energy",
+            n_boot=200,
+        ),
+        progress=False,
+    )
     for c in res.report["cells"]:
         assert c["n_ok"] == 1 and c["vsp"] == 100.0, c
     feats = res.store.load("features")
@@ -56,8 +71,17 @@ def test_speed_with_real_asr(small_set, tmp_path):
 
 
 def test_rescore_never_calls_the_model(small_set, tmp_path, monkeypatch):
-    res = run(RunConfig(model="reference", dim="volume", lang="en", dialogues=str(small_set),
-                        out=str(tmp_path), **FAST), progress=False)
+    res = run(
+        RunConfig(
+            model="reference",
+            dim="volume",
+            lang="en",
+            dialogues=str(small_set),
+            out=str(tmp_path),
+            **FAST,
+        ),
+        progress=False,
+    )
     before = res.store.stage_path("respond").read_bytes()
     from stylebench.model_wrappers import reference
 
@@ -90,7 +114,11 @@ class BadAudioModel(SpeechModel):
         t = np.arange(sr) / sr
         x = (0.3 * sum(np.sin(2 * np.pi * 140 * h * t) / h for h in range(1, 5))).astype(np.float32)
         x *= 1 + 0.3 * len(history)  # louder each turn
-        kind = self.KINDS[(self.n - 1) // 3] if self.n <= 3 * len(self.KINDS) and self.n % 3 == 2 else "ok"
+        kind = (
+            self.KINDS[(self.n - 1) // 3]
+            if self.n <= 3 * len(self.KINDS) and self.n % 3 == 2
+            else "ok"
+        )
         if kind == "empty":
             path.write_bytes(b"")
         elif kind == "silent":
@@ -146,12 +174,16 @@ def test_model_crash_is_recorded_and_retried(small_set, tmp_path):
     samples, _ = load_set(small_set)
     samples = samples[:2]
     store = RunStore(tmp_path / "run")
-    counts = run_respond(store, samples, CrashingModel(), "fp", DecodeConfig(), small_set, progress=False)
+    counts = run_respond(
+        store, samples, CrashingModel(), "fp", DecodeConfig(), small_set, progress=False
+    )
     assert counts["called"] == 2 and counts["error"] == 6
     recs = store.load("respond")
     assert "TimeoutError" in recs[(samples[0].id, 1)].error
     assert "not asked: turn 1 failed" in recs[(samples[0].id, 2)].error
-    again = run_respond(store, samples, CrashingModel(), "fp", DecodeConfig(), small_set, progress=False)
+    again = run_respond(
+        store, samples, CrashingModel(), "fp", DecodeConfig(), small_set, progress=False
+    )
     assert again["called"] == 2  # errors are retried on resume
 
 

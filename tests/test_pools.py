@@ -35,17 +35,39 @@ EN_EMOTION = re.compile(
     re.IGNORECASE,
 )
 ZH_EMOTION = (
-    "开心", "高兴", "难过", "伤心", "生气", "愤怒", "害怕", "恐惧", "惊讶",
-    "厌恶", "喜欢", "讨厌", "激动", "糟糕", "太好了", "快乐", "悲伤", "担心",
-    "兴奋", "着急", "烦躁", "烦恼", "痛苦", "失望", "委屈", "郁闷", "愉快",
+    "开心",
+    "高兴",
+    "难过",
+    "伤心",
+    "生气",
+    "愤怒",
+    "害怕",
+    "恐惧",
+    "惊讶",
+    "厌恶",
+    "喜欢",
+    "讨厌",
+    "激动",
+    "糟糕",
+    "太好了",
+    "快乐",
+    "悲伤",
+    "担心",
+    "兴奋",
+    "着急",
+    "烦躁",
+    "烦恼",
+    "痛苦",
+    "失望",
+    "委屈",
+    "郁闷",
+    "愉快",
 )
 
 # Keywords that name a change along each style dimension.  A phrasing for one
 # dimension must not contain a keyword of another dimension.
 EN_DIM_KEYWORDS = {
-    "speed": re.compile(
-        r"\b(fast\w*|quick\w*|slow\w*|speed\w*|pace|tempo|hurry|rush\w*)\b", re.I
-    ),
+    "speed": re.compile(r"\b(fast\w*|quick\w*|slow\w*|speed\w*|pace|tempo|hurry|rush\w*)\b", re.I),
     "volume": re.compile(
         r"\b(loud\w*|quiet\w*|soft\w*|volume|whisper\w*|shout\w*|speak up)\b", re.I
     ),
@@ -257,7 +279,7 @@ def test_zh_phrasings_text_rules():
 
 
 def test_en_phrasings_single_dimension():
-    for dim, direction, turn, text in all_phrasings("en"):
+    for dim, _direction, _turn, text in all_phrasings("en"):
         for other, pattern in EN_DIM_KEYWORDS.items():
             if other == dim:
                 continue
@@ -266,7 +288,7 @@ def test_en_phrasings_single_dimension():
 
 
 def test_zh_phrasings_single_dimension():
-    for dim, direction, turn, text in all_phrasings("zh"):
+    for dim, _direction, _turn, text in all_phrasings("zh"):
         for other, pattern in ZH_DIM_KEYWORDS.items():
             if other == dim:
                 continue

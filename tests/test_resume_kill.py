@@ -16,12 +16,33 @@ def cli(*args: str) -> list[str]:
 
 
 def test_sigkill_during_respond_then_resume(small_set, tmp_path):
-    common = ["run", "--model", "reference", "--dim", "volume", "--lang", "en", "--asr", "none",
-              "--vad", "energy", "--n-boot", "200", "--dialogues", str(small_set), "--format", "json"]
+    common = [
+        "run",
+        "--model",
+        "reference",
+        "--dim",
+        "volume",
+        "--lang",
+        "en",
+        "--asr",
+        "none",
+        "--vad",
+        "energy",
+        "--n-boot",
+        "200",
+        "--dialogues",
+        str(small_set),
+        "--format",
+        "json",
+    ]
     killed_out, clean_out = tmp_path / "killed", tmp_path / "clean"
     env = dict(os.environ)
-    proc = subprocess.Popen(cli(*common, "--out", str(killed_out)), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cli(*common, "--out", str(killed_out)),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 120
     respond_file = None
     while time.time() < deadline:
@@ -37,18 +58,29 @@ def test_sigkill_during_respond_then_resume(small_set, tmp_path):
     n_before = len(respond_file.read_text().splitlines())
     assert n_before < 12, "the run finished before it could be killed"
 
-    resumed = subprocess.run(cli(*common, "--out", str(killed_out)), env=env, capture_output=True,
-                             text=True, timeout=300)
+    resumed = subprocess.run(
+        cli(*common, "--out", str(killed_out)), env=env, capture_output=True, text=True, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr
-    clean = subprocess.run(cli(*common, "--out", str(clean_out)), env=env, capture_output=True,
-                           text=True, timeout=300)
+    clean = subprocess.run(
+        cli(*common, "--out", str(clean_out)), env=env, capture_output=True, text=True, timeout=300
+    )
     assert clean.returncode == 0, clean.stderr
 
-    lines = [json.loads(x) for x in respond_file.read_text().splitlines() if x.strip().endswith("}")]
+    lines = [
+        json.loads(x) for x in respond_file.read_text().splitlines() if x.strip().endswith("}")
+    ]
     ok_keys = Counter((d["sample_id"], d["turn"]) for d in lines if d["status"] == "ok")
     assert len(ok_keys) == 12 and max(ok_keys.values()) == 1  # none missing, none doubled
     a, b = json.loads(resumed.stdout), json.loads(clean.stdout)
     strip = lambda r: [{k: v for k, v in c.items()} for c in r["cells"]]  # noqa: E731
     assert strip(a) == strip(b)
-    feats = [json.loads(x) for x in (respond_file.parent / "features.jsonl").read_text().splitlines()]
-    assert Counter((d["sample_id"], d["turn"]) for d in feats if d["status"] == "ok").most_common(1)[0][1] == 1
+    feats = [
+        json.loads(x) for x in (respond_file.parent / "features.jsonl").read_text().splitlines()
+    ]
+    assert (
+        Counter((d["sample_id"], d["turn"]) for d in feats if d["status"] == "ok").most_common(1)[
+            0
+        ][1]
+        == 1
+    )

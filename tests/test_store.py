@@ -7,7 +7,9 @@ from stylebench.store import RunStore
 
 
 def rec(sid: str, turn: int, status: str = "ok", fp: str = "f", text: str = "") -> RespondRecord:
-    return RespondRecord(sid, turn, status, fp, text=text, error="boom" if status == "error" else "")
+    return RespondRecord(
+        sid, turn, status, fp, text=text, error="boom" if status == "error" else ""
+    )
 
 
 def test_append_and_latest_wins(tmp_path):

@@ -35,8 +35,14 @@ class FeatureConfig:
     frame_ms: float = 5.0
 
     def fp(self) -> str:
-        return fingerprint("features", FEATURES_VERSION, vars(self), F0_DISAGREE_TOL,
-                           OCTAVE_SUSPECT_TOL, RATE_DISAGREE_RANGE)
+        return fingerprint(
+            "features",
+            FEATURES_VERSION,
+            vars(self),
+            F0_DISAGREE_TOL,
+            OCTAVE_SUSPECT_TOL,
+            RATE_DISAGREE_RANGE,
+        )
 
 
 def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, Any]:
@@ -46,24 +52,34 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     span = vad.speech_span(wave, sr, backend=cfg.vad)
     mask = vad.active_mask(span, wave.size, sr)
     rms = energy.rms_stats(wave, mask=mask)
-    track = pitch.f0_track(wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil)
-    praat = pitch.praat_f0_track(wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor,
-                                 f0_ceil=cfg.f0_ceil)
+    track = pitch.f0_track(
+        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
+    )
+    praat = pitch.praat_f0_track(
+        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
+    )
     return {
-        "span": span, "track": track, "praat_track": praat,
+        "span": span,
+        "track": track,
+        "praat_track": praat,
         "values": {
             "duration_s": wave.size / sr,
-            "span_start": span.start, "span_end": span.end, "span_s": span.end - span.start,
+            "span_start": span.start,
+            "span_end": span.end,
+            "span_s": span.end - span.start,
             "active_s": span.active_s,
-            "rms_active": rms.rms_active, "rms_active_dbfs": rms.rms_active_dbfs,
-            "rms_file": rms.rms_file, "rms_file_dbfs": rms.rms_file_dbfs,
+            "rms_active": rms.rms_active,
+            "rms_active_dbfs": rms.rms_active_dbfs,
+            "rms_file": rms.rms_file,
+            "rms_file_dbfs": rms.rms_file_dbfs,
             "nuclei_spm": rate.nuclei_rate(wave, sr, span=span),
         },
     }
 
 
-def finish_sample(parts: dict[int, dict[str, Any]], transcripts: dict[int, Any], lang: str
-                  ) -> dict[int, tuple[dict[str, float], list[str]] | str]:
+def finish_sample(
+    parts: dict[int, dict[str, Any]], transcripts: dict[int, Any], lang: str
+) -> dict[int, tuple[dict[str, float], list[str]] | str]:
     """Add the sample-level pitch guard and the transcript-based rate to each reply's features.
 
     Returns, per turn, ``(values, flags)`` or the error message that makes the turn unscorable.
@@ -71,7 +87,10 @@ def finish_sample(parts: dict[int, dict[str, Any]], transcripts: dict[int, Any],
     from stylebench.metrics import pitch
 
     tracks = [p["track"] for p in parts.values() if np.any(p["track"] > 0)]
-    f0_range = pitch.speaker_f0_range(tracks) if tracks else None
+    try:
+        f0_range = pitch.speaker_f0_range(tracks) if tracks else None
+    except ValueError:  # too few voiced frames in the whole sample: each turn reports its own error
+        f0_range = None
     out: dict[int, tuple[dict[str, float], list[str]] | str] = {}
     for k, p in parts.items():
         try:
@@ -81,8 +100,9 @@ def finish_sample(parts: dict[int, dict[str, Any]], transcripts: dict[int, Any],
     return out
 
 
-def _finish_reply(p: dict[str, Any], tr: Any, lang: str, f0_range: tuple[float, float] | None
-                  ) -> tuple[dict[str, float], list[str]]:
+def _finish_reply(
+    p: dict[str, Any], tr: Any, lang: str, f0_range: tuple[float, float] | None
+) -> tuple[dict[str, float], list[str]]:
     """One reply's final values and quality flags.
 
     A measurement that cannot be made (no voiced frame, no transcript) leaves its value out and
@@ -95,8 +115,12 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str, f0_range: tuple[float, 
     try:
         raw = pitch.f0_stats(p["track"])
         guarded = pitch.f0_stats(p["track"], f0_range=f0_range) if f0_range else raw
-        values.update(f0_mean=raw.mean_hz, f0_median=raw.median_hz, f0_voiced_ratio=raw.voiced_ratio,
-                      f0_mean_guarded=guarded.mean_hz)
+        values.update(
+            f0_mean=raw.mean_hz,
+            f0_median=raw.median_hz,
+            f0_voiced_ratio=raw.voiced_ratio,
+            f0_mean_guarded=guarded.mean_hz,
+        )
         if f0_range:
             values.update(f0_range_lo=f0_range[0], f0_range_hi=f0_range[1])
         if abs(guarded.mean_hz / raw.mean_hz - 1) > OCTAVE_SUSPECT_TOL:
@@ -134,8 +158,9 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str, f0_range: tuple[float, 
     return {n: float(v) for n, v in values.items()}, flags
 
 
-def plan_features(store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig,
-                  asr_key: tuple[str, str] | None) -> tuple[dict[tuple[str, int], str], dict[str, Any]]:
+def plan_features(
+    store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig, asr_key: tuple[str, str] | None
+) -> tuple[dict[tuple[str, int], str], dict[str, Any]]:
     """The fingerprint every current feature record must carry, and each sample's inputs.
 
     A sample's fingerprint covers the feature config, the sha256 of each of its ok replies and
@@ -150,32 +175,45 @@ def plan_features(store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig
     expected: dict[tuple[str, int], str] = {}
     by_sample: dict[str, Any] = {}
     for s in samples:
-        reps = {k: replies[(s.id, k)] for k in (1, 2, 3)
-                if (s.id, k) in replies and replies[(s.id, k)].status == "ok"}
+        reps = {
+            k: replies[(s.id, k)]
+            for k in (1, 2, 3)
+            if (s.id, k) in replies and replies[(s.id, k)].status == "ok"
+        }
         trs = {}
         for k, r in reps.items():
             t = transcripts_all.get((s.id, k))
             if afp and t is not None and t.fp == fingerprint(afp, r.sha256):
                 trs[k] = t
-        key = fingerprint(cfp, {k: r.sha256 for k, r in reps.items()},
-                          {k: (t.status, t.text) for k, t in trs.items()})
+        key = fingerprint(
+            cfp,
+            {k: r.sha256 for k, r in reps.items()},
+            {k: (t.status, t.text) for k, t in trs.items()},
+        )
         for k in reps:
             expected[(s.id, k)] = key
         by_sample[s.id] = (s, reps, trs)
     return expected, by_sample
 
 
-def run_features(store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig,
-                 asr_key: tuple[str, str] | None, *, strict: bool = False,
-                 progress: bool = True) -> dict[str, int]:
+def run_features(
+    store: RunStore,
+    samples: Sequence[Sample],
+    cfg: FeatureConfig,
+    asr_key: tuple[str, str] | None,
+    *,
+    strict: bool = False,
+    progress: bool = True,
+) -> dict[str, int]:
     """Compute features for every sample whose replies or transcripts changed since last time."""
     from tqdm import tqdm
 
     expected, by_sample = plan_features(store, samples, cfg, asr_key)
     have = store.load("features", expected)
     counts = {"ok": 0, "error": 0, "skipped": 0}
-    for sid, (s, reps, trs) in tqdm(by_sample.items(), desc="features", unit="sample",
-                                    disable=not progress):
+    for sid, (s, reps, trs) in tqdm(
+        by_sample.items(), desc="features", unit="sample", disable=not progress
+    ):
         pending = [k for k in reps if not (have.get((sid, k)) and have[(sid, k)].status == "ok")]
         if not pending:
             counts["skipped"] += len(reps)
@@ -191,8 +229,16 @@ def run_features(store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig,
                 if strict:
                     raise
                 if k in pending:
-                    store.append("features", FeatureRecord(sid, k, "error", expected[(sid, k)],
-                                                           error=f"{type(exc).__name__}: {exc}"))
+                    store.append(
+                        "features",
+                        FeatureRecord(
+                            sid,
+                            k,
+                            "error",
+                            expected[(sid, k)],
+                            error=f"{type(exc).__name__}: {exc}",
+                        ),
+                    )
                     counts["error"] += 1
         finished = finish_sample(parts, trs, s.lang) if parts else {}
         for k, result in finished.items():
@@ -204,7 +250,9 @@ def run_features(store: RunStore, samples: Sequence[Sample], cfg: FeatureConfig,
                     raise ValueError(f"{sid} turn {k}: {result}")
                 rec = FeatureRecord(sid, k, "error", expected[(sid, k)], error=result)
             else:
-                rec = FeatureRecord(sid, k, "ok", expected[(sid, k)], values=result[0], flags=result[1])
+                rec = FeatureRecord(
+                    sid, k, "ok", expected[(sid, k)], values=result[0], flags=result[1]
+                )
             store.append("features", rec)
             counts[rec.status] += 1
     return counts

@@ -27,18 +27,34 @@ log = logging.getLogger(__name__)
 def user_turn_of(sample: Sample, k: int, set_root: Path) -> Turn:
     """The k-th (1-based) user turn, with the dialogue script attached for embedded models."""
     ut = sample.turns[k - 1]
-    script = {"content": sample.content, "dim": sample.dim, "direction": sample.direction,
-              "lang": sample.lang, "emotion": sample.emotion, "turn": k}
+    script = {
+        "content": sample.content,
+        "dim": sample.dim,
+        "direction": sample.direction,
+        "lang": sample.lang,
+        "emotion": sample.emotion,
+        "turn": k,
+    }
     return Turn("user", ut.text, str(set_root / ut.audio), ut.sr, raw={"script": script})
 
 
-def turn_fp(model_fp: str, decode: DecodeConfig, sample: Sample, k: int, prior_shas: list[str]) -> str:
+def turn_fp(
+    model_fp: str, decode: DecodeConfig, sample: Sample, k: int, prior_shas: list[str]
+) -> str:
     return fingerprint("respond", model_fp, asdict(decode), asdict(sample), k, prior_shas)
 
 
-def run_respond(store: RunStore, samples: Sequence[Sample], model: SpeechModel, model_fp: str,
-                decode: DecodeConfig, set_root: Path, *, strict: bool = False,
-                progress: bool = True) -> dict[str, int]:
+def run_respond(
+    store: RunStore,
+    samples: Sequence[Sample],
+    model: SpeechModel,
+    model_fp: str,
+    decode: DecodeConfig,
+    set_root: Path,
+    *,
+    strict: bool = False,
+    progress: bool = True,
+) -> dict[str, int]:
     """Respond to every turn not yet done; returns counts of calls made, ok and errors."""
     from tqdm import tqdm
 
@@ -75,8 +91,17 @@ def run_respond(store: RunStore, samples: Sequence[Sample], model: SpeechModel, 
     return counts
 
 
-def _call(store: RunStore, model: SpeechModel, history: list[Turn], user: Turn,
-          decode: DecodeConfig, sample_id: str, k: int, fp: str, strict: bool) -> RespondRecord:
+def _call(
+    store: RunStore,
+    model: SpeechModel,
+    history: list[Turn],
+    user: Turn,
+    decode: DecodeConfig,
+    sample_id: str,
+    k: int,
+    fp: str,
+    strict: bool,
+) -> RespondRecord:
     t0 = time.perf_counter()
     try:
         reply = model.respond(tuple(history), user, decode)
@@ -88,10 +113,18 @@ def _call(store: RunStore, model: SpeechModel, history: list[Turn], user: Turn,
         shutil.copyfile(reply.audio, tmp)
         tmp.replace(dest)
         Path(reply.audio).unlink(missing_ok=True)
-        rec = RespondRecord(sample_id, k, "ok", fp, text=reply.text,
-                            audio=str(dest.relative_to(store.root)), sr=int(reply.sr or 0),
-                            sha256=sha256_file(dest), elapsed_s=round(time.perf_counter() - t0, 3),
-                            raw=_jsonable(reply.raw))
+        rec = RespondRecord(
+            sample_id,
+            k,
+            "ok",
+            fp,
+            text=reply.text,
+            audio=str(dest.relative_to(store.root)),
+            sr=int(reply.sr or 0),
+            sha256=sha256_file(dest),
+            elapsed_s=round(time.perf_counter() - t0, 3),
+            raw=_jsonable(reply.raw),
+        )
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
@@ -100,8 +133,15 @@ def _call(store: RunStore, model: SpeechModel, history: list[Turn], user: Turn,
         log.debug("respond failed for %s turn %d", sample_id, k, exc_info=True)
         err = f"{type(exc).__name__}: {exc}"
         tb = traceback.format_exc(limit=3)
-        rec = RespondRecord(sample_id, k, "error", fp, error=err,
-                            elapsed_s=round(time.perf_counter() - t0, 3), raw={"traceback": tb})
+        rec = RespondRecord(
+            sample_id,
+            k,
+            "error",
+            fp,
+            error=err,
+            elapsed_s=round(time.perf_counter() - t0, 3),
+            raw={"traceback": tb},
+        )
     store.append("respond", rec)
     return rec
 

