@@ -5,7 +5,8 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
-EXTRAS ?= offline,dev
+EXTRAS ?= offline,hf,dev
+TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 comma := ,
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
@@ -26,6 +27,8 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip >/dev/null
+	@# the CPU torch wheel first: an unpinned torch from a dependency would be a multi-GB CUDA build
+	$(PIP) install -q "$(TORCH_PIN)"
 	$(PIP) install -q -e ".[$(EXTRAS)]"
 	@rm -f $(VENV)/.installed-*; touch $@
 
@@ -36,9 +39,10 @@ demo: setup
 	$(VENV)/bin/stylebench run --model reference --dim pitch
 
 test: setup
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
 
-bench: EXTRAS := offline,dev,bench
+bench: EXTRAS := offline,hf,dev,bench
 bench: setup
 	$(PY) benchmarks/features.py
 
