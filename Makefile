@@ -7,9 +7,9 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 EXTRAS ?= offline,hf,dev
 TORCH_PIN ?= torch==2.13.0
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 comma := ,
-SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
+STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
+SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null && echo sudo)
 
 .PHONY: setup system-deps venv models demo test bench lint clean-venv
 
