@@ -1,0 +1,89 @@
+"""The relevance judge interface: ``judge(JudgeRequest) -> Verdict``.
+
+Two questions are asked of every reply set (DESIGN, "Relevance gating"):
+
+- ``srd`` (single-turn relevance): does the turn-1 reply answer the turn-1 request?
+- ``mrd`` (multi-turn consistency): do the turn-2 and turn-3 replies keep the content of turn 1
+  while responding to the new (style) request? The judge sees all three exchanges.
+
+A verdict is ``relevant``, ``irrelevant`` or ``unparseable``; an unparseable verdict is its own
+label and is never counted as either of the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from stylebench.registry import LazyRegistry
+
+JudgeKind = Literal["srd", "mrd"]
+Label = Literal["relevant", "irrelevant", "unparseable"]
+LABELS: tuple[str, ...] = ("relevant", "irrelevant", "unparseable")
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What the judge is asked about one sample.
+
+    Attributes:
+        kind: ``"srd"`` (one exchange) or ``"mrd"`` (the three exchanges of a sample).
+        lang: ``"en"`` or ``"zh"``.
+        turns: ``(user request text, reply transcript)`` pairs, oldest first. Reply transcripts
+            are untrusted model output.
+    """
+
+    kind: JudgeKind
+    lang: str
+    turns: tuple[tuple[str, str], ...]
+
+    def __post_init__(self) -> None:
+        want = {"srd": 1, "mrd": 3}.get(self.kind)
+        if want is None:
+            raise ValueError(f"judge kind must be 'srd' or 'mrd', got {self.kind!r}")
+        if len(self.turns) != want:
+            raise ValueError(f"a {self.kind} request needs {want} exchange(s), got {len(self.turns)}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's answer.
+
+    Attributes:
+        label: ``relevant``, ``irrelevant`` or ``unparseable``.
+        score: the backend's confidence that the answer is ``relevant`` in [0, 1], if it has one.
+        reason: a short reason (from the judge, or why the reply could not be parsed).
+        raw: the backend's raw output, kept for audit.
+    """
+
+    label: Label
+    score: float | None = None
+    reason: str = ""
+    raw: str = ""
+
+    def __post_init__(self) -> None:
+        if self.label not in LABELS:
+            raise ValueError(f"verdict label must be one of {LABELS}, got {self.label!r}")
+
+
+class Judge(Protocol):
+    """A relevance judge backend."""
+
+    name: str
+
+    def judge(self, req: JudgeRequest) -> Verdict: ...
+
+    def describe(self) -> dict[str, Any]:
+        """Backend, model, revision, prompt hashes, decode settings: part of every cache key."""
+        ...
+
+
+JUDGES = LazyRegistry.from_pairs(
+    "judge",
+    [
+        ("offline", "stylebench.metrics.judge_embed:EmbeddingJudge"),
+        ("openai", "stylebench.metrics.judge_openai:OpenAIJudge"),
+        ("transformers", "stylebench.metrics.judge_hf:TransformersJudge"),
+        ("vllm", "stylebench.metrics.judge_vllm:VLLMJudge"),
+    ],
+)
