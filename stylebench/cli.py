@@ -26,6 +26,11 @@ def _measure_flags(p: argparse.ArgumentParser) -> None:
         choices=["guarded_mean", "mean", "median"],
         help="which F0 statistic is the pitch score (default guarded_mean)",
     )
+    g.add_argument(
+        "--speed-source",
+        choices=["auto", "asr", "text", "nuclei"],
+        help="speed estimate: auto (ASR, or the text channel when ASR is unreliable), asr, text, nuclei",
+    )
     g.add_argument("--pitch-st", type=float, help="pitch threshold in semitones (default 1)")
     g.add_argument("--volume-db", type=float, help="volume threshold in dB (default 1)")
     g.add_argument("--speed-pct", type=float, help="speed threshold in percent (default 5)")
@@ -57,6 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", help="TOML or JSON file of run settings (CLI flags win)")
     r.add_argument("--seed", type=int, help="seed for decoding and bootstrap")
     r.add_argument("--temperature", type=float)
+    r.add_argument(
+        "--worker-python",
+        metavar="PYTHON",
+        help="run the model in that environment's interpreter as a worker (see docs/models.md#worker)",
+    )
+    r.add_argument(
+        "--turn-timeout-s",
+        type=float,
+        help="with --worker-python: seconds per turn before the worker is killed and restarted "
+        "(default 600)",
+    )
     r.add_argument("--format", choices=["md", "json", "csv"], default="md", help="printed report")
     _measure_flags(r)
 
@@ -69,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("run_dir")
     rp.add_argument("--format", choices=["md", "json", "csv"], default="md")
 
-    sub.add_parser("models", help="list model wrappers and whether they can run here")
+    m = sub.add_parser("models", help="list model wrappers and whether they can run here")
+    m.add_argument("--worker-python", metavar="PYTHON", help="check inside that environment")
 
     b = sub.add_parser("build-dialogues", help="synthesise a new dialogue set")
     b.add_argument("--out", required=True, help="new folder for the set")
@@ -96,11 +113,14 @@ _CONFIG_FLAGS = (
     "asr_model",
     "vad",
     "pitch_stat",
+    "speed_source",
     "pitch_st",
     "volume_db",
     "speed_pct",
     "n_boot",
     "strict",
+    "worker_python",
+    "turn_timeout_s",
 )
 
 
@@ -150,8 +170,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from stylebench.model_wrappers.registry import MODELS, model_status
 
-    for name in MODELS:
-        status, detail = model_status(name)
+    if args.worker_python:
+        from stylebench.model_wrappers.worker import worker_statuses
+
+        statuses = worker_statuses(args.worker_python)
+    else:
+        statuses = {name: model_status(name) for name in MODELS}
+    for name, (status, detail) in statuses.items():
         print(f"{name:<20} {status:<18} {detail}")
     return 0
 
@@ -188,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from stylebench.model_wrappers.worker import WorkerStartError
     from stylebench.registry import MissingExtraError
     from stylebench.synth.ffmpeg import ToolMissingError
 
@@ -202,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     except (MissingExtraError, ToolMissingError, ImportError) as exc:
         print(f"stylebench: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, FileExistsError, ValueError, KeyError) as exc:
+    except (FileNotFoundError, FileExistsError, ValueError, KeyError, WorkerStartError) as exc:
         if args.verbose:
             raise
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -31,11 +31,15 @@ class RunConfig:
     top_p: float = 1.0
     max_new_tokens: int = 1024
     seed: int = 0
+    # model process: None = in this process; else that env's python runs the model as a worker
+    worker_python: str | None = None
+    turn_timeout_s: float = 600.0  # worker only: a turn taking longer kills and restarts it
     # measurement
     asr: str = "faster-whisper"
     asr_model: str = "base"
     vad: str = "silero"
     pitch_stat: str = "guarded_mean"  # guarded_mean | mean | median
+    speed_source: str = "auto"  # auto | asr | text | nuclei (see stages.score.speed_key)
     f0_floor: float = 50.0
     f0_ceil: float = 800.0
     # scoring
@@ -58,9 +62,15 @@ class RunConfig:
             raise ValueError(
                 f"pitch_stat must be guarded_mean, mean or median, got {self.pitch_stat!r}"
             )
+        if self.speed_source not in ("auto", "asr", "text", "nuclei"):
+            raise ValueError(
+                f"speed_source must be auto, asr, text or nuclei, got {self.speed_source!r}"
+            )
         for name in ("pitch_st", "volume_db", "speed_pct"):
             if getattr(self, name) < 0:
                 raise ValueError(f"threshold {name} must be >= 0")
+        if not self.turn_timeout_s > 0:
+            raise ValueError(f"--turn-timeout-s must be > 0 seconds, got {self.turn_timeout_s}")
 
     @property
     def dims(self) -> tuple[str, ...]:

@@ -122,7 +122,8 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     from stylebench.model_wrappers.registry import MODELS
     from stylebench.stages.respond import run_respond
 
-    MODELS[cfg.model]  # unknown names fail here, before any work, with suggestions
+    if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
+        MODELS[cfg.model]  # unknown names fail here, before any work, with suggestions
     samples_all, set_root, checksum = load_dialogues(cfg)
     samples = select_samples(samples_all, cfg)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
@@ -136,18 +137,38 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
                 f"{store.root} holds a run of another model or dialogue set; "
                 "pass a different --run-id or --out"
             )
-    model = MODELS.load(cfg.model)(**cfg.model_args)
-    desc = model.describe()
-    decode = DecodeConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.seed)
-    model_fp = fingerprint(desc)
-    _write_manifest(store, cfg, set_root, checksum, samples, model=desc, command="run")
-    counts = {
-        "respond": run_respond(
+    model = build_model(cfg, store)
+    try:
+        desc = model.describe()
+        decode = DecodeConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.seed)
+        # where the model ran (in process or a worker env) does not change who answered
+        model_fp = fingerprint({k: v for k, v in desc.items() if k != "worker"})
+        _write_manifest(store, cfg, set_root, checksum, samples, model=desc, command="run")
+        responded = run_respond(
             store, samples, model, model_fp, decode, set_root, strict=cfg.strict, progress=progress
         )
-    }
+    finally:
+        getattr(model, "close", lambda: None)()
+    counts = {"respond": responded}
     counts.update(_measure(store, samples, cfg, progress))
     return RunResult(store, _report(store, samples, cfg), counts)
+
+
+def build_model(cfg: RunConfig, store: RunStore) -> Any:
+    """The wrapper for ``cfg.model``: in this process, or in ``cfg.worker_python``'s env."""
+    if cfg.worker_python:
+        from stylebench.model_wrappers.worker import WorkerModel
+
+        return WorkerModel(
+            cfg.model,
+            cfg.model_args,
+            python=cfg.worker_python,
+            turn_timeout_s=cfg.turn_timeout_s,
+            log_path=store.root / "worker.log",
+        )
+    from stylebench.model_wrappers.registry import MODELS
+
+    return MODELS.load(cfg.model)(**cfg.model_args)
 
 
 def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = True) -> RunResult:
@@ -204,10 +225,18 @@ def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str,
 
     expected, _ = plan_features(store, samples, feature_config(cfg), _asr_key(cfg))
     features = store.load("features", expected)
-    turn_scores = collect_turn_scores(store, samples, features, cfg.pitch_stat)
+    turn_scores = collect_turn_scores(store, samples, features, cfg.pitch_stat, cfg.speed_source)
     thresholds = Thresholds(pitch_st=cfg.pitch_st, volume_db=cfg.volume_db, speed_pct=cfg.speed_pct)
     cells = score_run(turn_scores, thresholds, cfg.n_boot, cfg.seed)
     notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
+    speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
+    if speed_ids:
+        by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
+        notes.append(
+            f"speed source ({cfg.speed_source}): {len(speed_ids - by_text)} samples from the ASR "
+            f"transcript, {len(by_text)} from the model's text channel because the ASR was "
+            "unreliable on one of their turns (flagged)"
+        )
     if cfg.asr != "none" and cfg.asr_model in ("base", "tiny.en"):
         notes.append(
             f"ASR is Whisper {cfg.asr_model} (offline copy); the paper used Whisper-large-v3"

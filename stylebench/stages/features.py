@@ -19,7 +19,7 @@ from stylebench.records import FeatureRecord, Sample
 from stylebench.stages import fingerprint
 from stylebench.store import RunStore
 
-FEATURES_VERSION = "1"
+FEATURES_VERSION = "2"
 ANALYSIS_SR = 16000
 #: flag thresholds (recorded in the manifest through the fingerprint)
 F0_DISAGREE_TOL = 0.10
@@ -78,9 +78,16 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
 
 
 def finish_sample(
-    parts: dict[int, dict[str, Any]], transcripts: dict[int, Any], lang: str
+    parts: dict[int, dict[str, Any]],
+    transcripts: dict[int, Any],
+    lang: str,
+    texts: dict[int, str] | None = None,
 ) -> dict[int, tuple[dict[str, float], list[str]] | str]:
     """Add the sample-level pitch guard and the transcript-based rate to each reply's features.
+
+    ``texts`` are the models' own text channel per turn (when a model emits text beside speech):
+    their syllables over the same speech span give ``text_spm``, a rate estimate independent of
+    ASR errors, used by the score stage only when the ASR is unreliable for a sample.
 
     Returns, per turn, ``(values, flags)`` or the error message that makes the turn unscorable.
     """
@@ -97,6 +104,16 @@ def finish_sample(
             out[k] = _finish_reply(p, transcripts.get(k), lang, f0_range)
         except ValueError as exc:
             out[k] = f"ValueError: {exc}"
+            continue
+        text = (texts or {}).get(k, "").strip()
+        values = out[k][0]
+        if text and values.get("span_s", 0) > 0:
+            from stylebench.metrics import rate
+
+            syl = rate.count_syllables(text, lang)
+            values["text_syllables"] = float(syl)
+            if syl > 0:
+                values["text_spm"] = rate.syllables_per_minute(syl, values["span_s"])
     return out
 
 
@@ -240,7 +257,8 @@ def run_features(
                         ),
                     )
                     counts["error"] += 1
-        finished = finish_sample(parts, trs, s.lang) if parts else {}
+        texts = {k: r.text for k, r in reps.items()}
+        finished = finish_sample(parts, trs, s.lang, texts) if parts else {}
         for k, result in finished.items():
             if k not in pending:
                 counts["skipped"] += 1

@@ -23,9 +23,28 @@ SCORE_VALUE = {
 #: flags that mark a measurement as doubtful for a given dimension
 DIM_FLAGS = {
     "pitch": ("f0_octave_suspect", "f0_extractors_disagree", "praat_unvoiced"),
-    "speed": ("asr_repetition", "asr_empty", "asr_low_confidence", "rate_asr_nuclei_disagree"),
+    "speed": (
+        "asr_repetition",
+        "asr_empty",
+        "asr_redecoded",
+        "asr_low_confidence",
+        "rate_asr_nuclei_disagree",
+    ),
     "volume": (),
 }
+
+
+#: transcript flags that make the ASR syllable count untrustworthy for a whole sample
+ASR_UNRELIABLE = frozenset(
+    {
+        "asr_empty",
+        "asr_repetition",
+        "asr_redecoded",
+        "asr_low_confidence",
+        "rate_asr_nuclei_disagree",
+    }
+)
+SPEED_SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 
 
 def value_key(dim: str, pitch_stat: str) -> str:
@@ -33,17 +52,42 @@ def value_key(dim: str, pitch_stat: str) -> str:
     return key[pitch_stat] if isinstance(key, dict) else key
 
 
+def speed_key(feats: Sequence[Any], source: str = "auto") -> tuple[str, tuple[str, ...]]:
+    """Which rate estimate scores one sample's speed, and the flag that says so.
+
+    ``asr`` (the paper's definition), ``text`` (syllables of the model's own text channel) and
+    ``nuclei`` (ASR-free) are used as asked. ``auto`` uses the ASR rate unless a turn of the
+    sample has an unreliable transcript (:data:`ASR_UNRELIABLE`) or none; then, when every turn
+    has a text-channel rate, the whole sample is scored from the text channel (flag
+    ``speed_from_text``), so that one estimator is used for all three turns of a sample.
+    """
+    if source in SPEED_SOURCES:
+        return SPEED_SOURCES[source], () if source == "asr" else (f"speed_from_{source}",)
+    if source != "auto":
+        raise ValueError(f"speed source must be auto, asr, text or nuclei, got {source!r}")
+    ok = [f for f in feats if f is not None and f.status == "ok"]
+    unreliable = any("spm" not in f.values or ASR_UNRELIABLE & set(f.flags) for f in ok)
+    if ok and unreliable and all("text_spm" in f.values for f in ok):
+        return "text_spm", ("speed_from_text",)
+    return "spm", ()
+
+
 def collect_turn_scores(
     store: RunStore,
     samples: Sequence[Sample],
     features: dict[tuple[str, int], Any],
     pitch_stat: str = "guarded_mean",
+    speed_source: str = "auto",
 ) -> list[TurnScore]:
     """One :class:`TurnScore` per (sample, turn); a failure anywhere upstream becomes its error."""
     replies = store.load("respond")
     out: list[TurnScore] = []
     for s in samples:
-        vkey = value_key(s.dim, pitch_stat)
+        extra: tuple[str, ...] = ()
+        if s.dim == "speed":
+            vkey, extra = speed_key([features.get((s.id, k)) for k in (1, 2, 3)], speed_source)
+        else:
+            vkey = value_key(s.dim, pitch_stat)
         for k in (1, 2, 3):
             value, error, flags = None, None, ()
             rep = replies.get((s.id, k))
@@ -61,7 +105,7 @@ def collect_turn_scores(
                 error = f"{vkey} unavailable: " + ("; ".join(why) or "not measured")
             else:
                 value = feat.values[vkey]
-                flags = tuple(f for f in feat.flags if f in DIM_FLAGS.get(s.dim, ()))
+                flags = tuple(f for f in feat.flags if f in DIM_FLAGS.get(s.dim, ())) + extra
             out.append(
                 TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, flags, s.emotion)
             )
