@@ -42,9 +42,9 @@ test: setup
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
 
-bench: EXTRAS := offline,hf,dev,bench
 bench: setup
-	$(PY) benchmarks/features.py
+	$(PIP) install -q -e ".[bench]"
+	$(PY) benchmarks/features.py --asr
 
 lint: venv
 	$(VENV)/bin/ruff check .
