@@ -16,7 +16,7 @@ SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null && echo sudo)
 setup: system-deps venv models
 
 system-deps:
-	@missing=""; for t in espeak-ng ffmpeg sox; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	@missing=""; for t in espeak-ng ffmpeg sox chromium; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from stylebench.audio import write_wav
-from stylebench.records import ACOUSTIC_DIMS, DIRECTIONS, LANGS, Sample, UserTurn
+from stylebench.records import ACOUSTIC_DIMS, DIRECTIONS, EMOTIONS, LANGS, Sample, UserTurn
 from stylebench.synth.base import Synthesizer, Voice
 
 BUILDER_VERSION = "1"
@@ -36,8 +36,17 @@ class PoolItem:
 
 
 @dataclass(frozen=True)
+class EmotionItem:
+    id: str
+    emotion: str
+    request: str
+    content: str
+
+
+@dataclass(frozen=True)
 class BuildSpec:
-    """What to build. ``per_cell`` samples for every (dim, direction, lang)."""
+    """What to build. ``per_cell`` samples for every (dim, direction, lang), and for emotion
+    for every (direction, lang, emotion) with ``emotion`` in ``emotions``."""
 
     dims: tuple[str, ...] = ACOUSTIC_DIMS
     langs: tuple[str, ...] = LANGS
@@ -45,6 +54,7 @@ class BuildSpec:
     voices_per_lang: int = 4
     seed: int = 0
     synth: str = "espeak-ng"
+    emotions: tuple[str, ...] = EMOTIONS
 
 
 def _pool_file(name: str) -> Any:
@@ -62,16 +72,57 @@ def load_contents(lang: str) -> list[PoolItem]:
     return items
 
 
+def load_emotion_pool(lang: str) -> list[EmotionItem]:
+    """The emotion (request, content) pool of ``lang``, every item checked for label leakage.
+
+    Raises:
+        ValueError: an item whose request or content names an emotion (see
+            :mod:`stylebench.dialogues.leakage`), an unknown emotion, or an empty pool.
+    """
+    from stylebench.dialogues.leakage import check_content
+
+    items = []
+    for line in _pool_file(f"emotion_{lang}.jsonl").read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        item = EmotionItem(**json.loads(line))
+        if item.emotion not in EMOTIONS:
+            raise ValueError(f"emotion item {item.id}: unknown emotion {item.emotion!r}")
+        check_content(item.id, item.content, lang)
+        check_content(item.id, item.request, lang)  # turn 1 must be a neutral request too
+        items.append(item)
+    if not items:
+        raise ValueError(f"emotion pool for {lang!r} is empty")
+    return items
+
+
 def load_phrasings(lang: str) -> dict[str, dict[str, dict[str, list[str]]]]:
     """Instruction phrasings: ``[dim][direction]["2"|"3"] -> list[str]``."""
     return json.loads(_pool_file(f"phrasings_{lang}.json").read_text(encoding="utf-8"))
 
 
-def pools_checksum() -> str:
+def _canonical(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def pools_checksum(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> str:
+    """sha256 over the text pools a set of ``dims`` draws on.
+
+    Acoustic dims hash each language's neutral pool and its acoustic phrasings (as canonical
+    JSON, which is byte-identical to the shipped files before the emotion key was added, so
+    acoustic sets keep their checksum); emotion adds the emotion pools and emotion phrasings.
+    Editing emotion texts therefore never changes an acoustic set's version, and vice versa.
+    """
     h = hashlib.sha256()
     for lang in LANGS:
-        for name in (f"neutral_{lang}.jsonl", f"phrasings_{lang}.json"):
-            h.update(_pool_file(name).read_bytes())
+        if any(d in ACOUSTIC_DIMS for d in dims):
+            h.update(_pool_file(f"neutral_{lang}.jsonl").read_bytes())
+            phr = load_phrasings(lang)
+            h.update(_canonical({k: v for k, v in phr.items() if k in ACOUSTIC_DIMS}))
+    for lang in LANGS:
+        if "emotion" in dims:
+            h.update(_pool_file(f"emotion_{lang}.jsonl").read_bytes())
+            h.update(_canonical({"emotion": load_phrasings(lang)["emotion"]}))
     return h.hexdigest()
 
 
@@ -88,6 +139,9 @@ def plan_samples(spec: BuildSpec, voices: dict[str, list[Voice]]) -> list[dict[s
         for dim in spec.dims:
             if dim not in phr:
                 raise ValueError(f"phrasings_{lang}.json has no phrasings for dim {dim!r}")
+            if dim == "emotion":
+                plans += _plan_emotion(spec, lang, lang_voices, phr["emotion"], rng)
+                continue
             for direction in DIRECTIONS:
                 # the same content pool serves every acoustic cell; a fresh order per cell
                 order = rng.permutation(len(contents))
@@ -114,6 +168,50 @@ def plan_samples(spec: BuildSpec, voices: dict[str, list[Voice]]) -> list[dict[s
     return plans
 
 
+def _plan_emotion(
+    spec: BuildSpec,
+    lang: str,
+    lang_voices: list[Voice],
+    phr: dict[str, Any],
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    """Emotion samples of one language: per (emotion, direction), ``per_cell`` pool items in a
+    fresh random order; ``{emotion}`` in a phrasing becomes the emotion's name in ``lang``."""
+    unknown = sorted(set(spec.emotions) - set(EMOTIONS))
+    if unknown:
+        raise ValueError(f"unknown emotions {unknown}; choose from {', '.join(EMOTIONS)}")
+    pool = load_emotion_pool(lang)
+    plans = []
+    for emotion in spec.emotions:
+        items = [it for it in pool if it.emotion == emotion]
+        if not items:
+            raise ValueError(f"emotion_{lang}.jsonl has no items for {emotion!r}")
+        name = phr["names"][emotion]
+        for direction in DIRECTIONS:
+            order = rng.permutation(len(items))
+            t2, t3 = phr[direction]["2"], phr[direction]["3"]
+            for i in range(spec.per_cell):
+                item = items[order[i % len(order)]]
+                plans.append(
+                    {
+                        "id": f"emotion-{direction}-{lang}-{emotion}-{i:04d}",
+                        "dim": "emotion",
+                        "direction": direction,
+                        "lang": lang,
+                        "emotion": emotion,
+                        "voice": lang_voices[i % len(lang_voices)].id,
+                        "content": item.content,
+                        "pool_id": item.id,
+                        "texts": [
+                            item.request,
+                            t2[rng.integers(len(t2))].format(emotion=name),
+                            t3[rng.integers(len(t3))].format(emotion=name),
+                        ],
+                    }
+                )
+    return plans
+
+
 def build_set(
     out_dir: Path,
     spec: BuildSpec,
@@ -132,7 +230,7 @@ def build_set(
         raise FileExistsError(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
     plans = plan_samples(spec, voices)
     voice_by_id = {v.id: v for vs in voices.values() for v in vs}
-    set_version = f"b{BUILDER_VERSION}-p{pools_checksum()[:8]}-s{spec.seed}"
+    set_version = f"b{BUILDER_VERSION}-p{pools_checksum(spec.dims)[:8]}-s{spec.seed}"
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=out_dir.parent))
     try:
@@ -153,6 +251,7 @@ def build_set(
                 voice=plan["voice"],
                 content=plan["content"],
                 turns=tuple(turns),
+                emotion=plan.get("emotion", ""),
             )
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -175,7 +274,7 @@ def build_set(
 def _set_card(
     samples: list[Sample], spec: BuildSpec, synth_name: str, set_version: str, manifest: str
 ) -> dict[str, Any]:
-    cells = Counter((s.dim, s.direction, s.lang) for s in samples)
+    cells = Counter((s.dim, s.direction, s.lang, s.emotion) for s in samples)
     return {
         "set_version": set_version,
         "builder_version": BUILDER_VERSION,
@@ -185,16 +284,18 @@ def _set_card(
         "spec": asdict(spec),
         "voices": sorted({s.voice for s in samples}),
         "cells": [
-            {"dim": d, "direction": r, "lang": lg, "n": n}
-            for (d, r, lg), n in sorted(cells.items())
+            {"dim": d, "direction": r, "lang": lg, **({"emotion": e} if e else {}), "n": n}
+            for (d, r, lg, e), n in sorted(cells.items())
         ],
-        "pools_checksum": pools_checksum(),
+        "pools_checksum": pools_checksum(spec.dims),
     }
 
 
 def _card_markdown(card: dict[str, Any]) -> str:
     rows = "\n".join(
-        f"| {c['dim']} | {c['direction']} | {c['lang']} | {c['n']} |" for c in card["cells"]
+        f"| {c['dim']}{'/' + c['emotion'] if c.get('emotion') else ''} | {c['direction']} "
+        f"| {c['lang']} | {c['n']} |"
+        for c in card["cells"]
     )
     return (
         f"# Dialogue set {card['set_version']}\n\n"

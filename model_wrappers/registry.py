@@ -10,6 +10,21 @@ MODELS = LazyRegistry.from_pairs(
     [
         ("reference", "stylebench.model_wrappers.reference:ReferenceModel"),
         ("neutral", "stylebench.model_wrappers.neutral:NeutralModel"),
+        ("shuffled", "stylebench.model_wrappers.shuffled:ShuffledModel"),
+        ("openai-audio", "stylebench.model_wrappers.openai_audio:OpenAIAudioModel"),
+        # models that run from their official repository or package (see docs/models.md)
+        ("kimi-audio", "stylebench.model_wrappers.kimi_audio:KimiAudioModel"),
+        ("glm-4-voice", "stylebench.model_wrappers.glm4_voice:GLM4VoiceModel"),
+        ("mini-omni", "stylebench.model_wrappers.mini_omni:MiniOmniModel"),
+        ("mini-omni2", "stylebench.model_wrappers.mini_omni2:MiniOmni2Model"),
+        ("slam-omni", "stylebench.model_wrappers.slam_omni:SlamOmniModel"),
+        ("freeze-omni", "stylebench.model_wrappers.freeze_omni:FreezeOmniModel"),
+        ("minicpm-o-2.6", "stylebench.model_wrappers.minicpm_o:MiniCPMOModel"),
+        ("baichuan-omni-1.5", "stylebench.model_wrappers.baichuan_omni:BaichuanOmniModel"),
+        ("llama-omni2", "stylebench.model_wrappers.llama_omni2:LlamaOmni2Model"),
+        # models whose classes transformers provides (docs/models.md#qwen2.5-omni, #qwen3-omni)
+        ("qwen2.5-omni", "stylebench.model_wrappers.qwen25_omni:Qwen25OmniModel"),
+        ("qwen3-omni", "stylebench.model_wrappers.qwen3_omni:Qwen3OmniModel"),
     ],
 )
 
@@ -17,6 +32,7 @@ MODELS = LazyRegistry.from_pairs(
 EMBEDDED_NOTES = {
     "reference": "reference = oracle calibration row (espeak-ng, exact style steps); VSP should be near 100%",
     "neutral": "neutral = floor calibration row (instructions ignored, natural jitter); VSP should be near 0%",
+    "shuffled": "shuffled = gate calibration row (style followed, turns 2-3 speak another sample's content); MRD should fall under the gate",
 }
 
 
@@ -32,5 +48,8 @@ def model_status(name: str) -> tuple[str, str]:
         return "missing package", str(exc).splitlines()[0]
     check = getattr(cls, "check", None)
     if callable(check):
-        return check()
+        try:
+            return check()
+        except Exception as exc:  # a broken check must not hide the other models
+            return "error", f"check() failed: {type(exc).__name__}: {exc}"
     return "available", (cls.__doc__ or "").strip().splitlines()[0]

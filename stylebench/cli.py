@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench import __version__
+from stylebench.ratings_cli import add_ratings_parsers, cmd_export_ratings, cmd_import_ratings
 
 log = logging.getLogger("stylebench")
 
@@ -36,6 +37,37 @@ def _measure_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--speed-pct", type=float, help="speed threshold in percent (default 5)")
     g.add_argument("--n-boot", type=int, help="bootstrap resamples for CIs (default 2000)")
     g.add_argument("--strict", action="store_true", default=None, help="stop at the first error")
+    e = p.add_argument_group("emotion scores (docs/metrics.md, Emotion)")
+    e.add_argument("--prosody-delta", type=float, help="prosodic index threshold (default 1.0 JND)")
+    e.add_argument(
+        "--emotion-probe",
+        choices=["emotion2vec", "none"],
+        help="automatic emotion probe (default none: no weights offline; needs [emotion])",
+    )
+    e.add_argument("--probe-model", help="probe hub id or folder (iic/emotion2vec_plus_large)")
+    e.add_argument("--probe-delta", type=float, help="probe probability threshold (default 0.05)")
+    j = p.add_argument_group("relevance judge and gate (see docs/judge-backends.md)")
+    j.add_argument("--judge", help="offline (default), openai, transformers, vllm or none")
+    j.add_argument("--judge-model", help="judge model: hub id, local path or served model name")
+    j.add_argument("--judge-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    j.add_argument("--judge-prompt", metavar="DIR", help="folder with your srd.txt and mrd.txt")
+    j.add_argument("--judge-prompt-srd", metavar="PATH", help="your SRD prompt file")
+    j.add_argument("--judge-prompt-mrd", metavar="PATH", help="your MRD prompt file")
+    j.add_argument(
+        "--judge-arg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="judge backend option, e.g. concurrency=4, timeout_s=30, temperature=0 (repeatable)",
+    )
+    j.add_argument(
+        "--judge-cache", action=argparse.BooleanOptionalAction, default=None,
+        help="reuse cached verdicts (default on; ~/.cache/stylebench/judge_cache.sqlite)",
+    )  # fmt: skip
+    j.add_argument("--mrd-threshold", type=float, help="eligible when MRD > this %% (default 40)")
+    j.add_argument(
+        "--filter-mrd", action=argparse.BooleanOptionalAction, default=None,
+        help="also leave samples whose MRD verdict is not relevant out of style scores",
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="argument for the model wrapper, e.g. path=/weights (repeatable)",
     )
-    r.add_argument("--dim", help="speed, volume, pitch or all (default pitch)")
+    r.add_argument(
+        "--dim", help="speed, volume, pitch, emotion, or all (the acoustic dims; default pitch)"
+    )
     r.add_argument("--lang", help="en, zh or all (default all)")
     r.add_argument("--limit", type=int, help="at most N samples per (dim, direction, lang) cell")
     r.add_argument("--dialogues", help="dialogue set folder (default: the built-in set)")
@@ -91,11 +125,21 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build-dialogues", help="synthesise a new dialogue set")
     b.add_argument("--out", required=True, help="new folder for the set")
     b.add_argument("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)")
-    b.add_argument("--dims", default="speed,volume,pitch")
+    b.add_argument("--dims", default="speed,volume,pitch", help="comma list; may include emotion")
+    b.add_argument("--emotions", help="emotion subset, e.g. happy,sad (default: all six)")
+    b.add_argument("--synth", default="espeak-ng", help="synthesiser: espeak-ng or cosyvoice2")
+    b.add_argument(
+        "--synth-arg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="synthesiser argument: model=, voices= (voices file), instruct=, fp16=, and "
+        "python=/env/bin/python to run it in its own environment (repeatable)",
+    )
     b.add_argument("--langs", default="en,zh")
     b.add_argument("--voices-per-lang", type=int, default=4)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--jobs", type=int, default=4, help="parallel synthesis threads")
+    add_ratings_parsers(sub)
     return p
 
 
@@ -119,8 +163,21 @@ _CONFIG_FLAGS = (
     "speed_pct",
     "n_boot",
     "strict",
+    "judge",
+    "judge_model",
+    "judge_url",
+    "judge_prompt",
+    "judge_prompt_srd",
+    "judge_prompt_mrd",
+    "judge_cache",
+    "mrd_threshold",
+    "filter_mrd",
     "worker_python",
     "turn_timeout_s",
+    "prosody_delta",
+    "emotion_probe",
+    "probe_model",
+    "probe_delta",
 )
 
 
@@ -130,6 +187,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     out = {k: getattr(args, k) for k in _CONFIG_FLAGS if getattr(args, k, None) is not None}
     if getattr(args, "model_arg", None):
         out["model_args"] = parse_model_args(args.model_arg)
+    if getattr(args, "judge_arg", None):
+        out["judge_args"] = parse_model_args(args.judge_arg)
     return out
 
 
@@ -183,7 +242,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from stylebench.dialogues.builder import BuildSpec, build_set
-    from stylebench.synth.espeak import EspeakSynth, voices_for
 
     spec = BuildSpec(
         dims=tuple(args.dims.split(",")),
@@ -191,11 +249,44 @@ def cmd_build(args: argparse.Namespace) -> int:
         per_cell=args.per_cell,
         voices_per_lang=args.voices_per_lang,
         seed=args.seed,
+        synth=args.synth,
+        **({"emotions": tuple(args.emotions.split(","))} if args.emotions else {}),
     )
-    voices = {lang: voices_for(lang) for lang in spec.langs}
-    card = build_set(Path(args.out), spec, EspeakSynth(), voices, jobs=args.jobs)
+    synth, voices = _make_synth(args.synth, args.synth_arg, spec.langs)
+    card = build_set(Path(args.out), spec, synth, voices, jobs=args.jobs)
     print(json.dumps({k: card[k] for k in ("set_version", "n_samples", "checksum")}, indent=2))
     return 0
+
+
+def _make_synth(name: str, items: list[str] | None, langs: tuple[str, ...]) -> tuple[Any, Any]:
+    """The synthesiser (in process, or in a worker env with ``python=``) and its voices."""
+    from stylebench.config import parse_model_args
+    from stylebench.synth.registry import SYNTHESIZERS
+
+    kwargs = parse_model_args(items)
+    python = kwargs.pop("python", None)
+    SYNTHESIZERS[name]  # unknown names fail here with suggestions
+    if name == "espeak-ng" and kwargs.get("voices"):
+        raise ValueError("espeak-ng has built-in voices; --synth-arg voices= is for cosyvoice2")
+    if "voices" in kwargs:  # speaker prompts (cosyvoice2): voices file -> Voice per language
+        from stylebench.synth.cosyvoice import load_voices_file, voices_by_lang
+
+        kwargs["voices"] = str(Path(kwargs["voices"]).resolve())
+        voices = voices_by_lang(load_voices_file(kwargs["voices"]))
+    elif name == "espeak-ng":
+        from stylebench.synth.espeak import voices_for
+
+        voices = {lang: voices_for(lang) for lang in langs}
+    else:
+        raise ValueError(f"--synth {name} needs --synth-arg voices=FILE (speaker prompts)")
+    missing = [lang for lang in langs if not voices.get(lang)]
+    if missing:
+        raise ValueError(f"no voices for {missing} in the voices file")
+    if python:
+        from stylebench.synth.worker import WorkerSynth
+
+        return WorkerSynth(python, name, kwargs), voices
+    return SYNTHESIZERS.load(name)(**kwargs), voices
 
 
 COMMANDS = {
@@ -204,6 +295,8 @@ COMMANDS = {
     "report": cmd_report,
     "models": cmd_models,
     "build-dialogues": cmd_build,
+    "export-ratings": cmd_export_ratings,
+    "import-ratings": cmd_import_ratings,
 }
 
 
@@ -213,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from stylebench.metrics.judge import JudgeError
     from stylebench.model_wrappers.worker import WorkerStartError
     from stylebench.registry import MissingExtraError
     from stylebench.synth.ffmpeg import ToolMissingError
@@ -228,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     except (MissingExtraError, ToolMissingError, ImportError) as exc:
         print(f"stylebench: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, FileExistsError, ValueError, KeyError, WorkerStartError) as exc:
+    except (
+        FileNotFoundError, FileExistsError, ValueError, KeyError, WorkerStartError, JudgeError
+    ) as exc:  # fmt: skip
         if args.verbose:
             raise
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

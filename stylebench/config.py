@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stylebench.records import ACOUSTIC_DIMS, LANGS
+from stylebench.records import ACOUSTIC_DIMS, DIMS, LANGS
 
 
 @dataclass(frozen=True)
 class RunConfig:
     model: str = "reference"
     model_args: dict[str, str] = field(default_factory=dict)
-    dim: str = "pitch"  # one of ACOUSTIC_DIMS or "all"
+    dim: str = "pitch"  # one of DIMS, or "all" (= the acoustic dims)
     lang: str = "all"  # "en", "zh" or "all"
     limit: int | None = None  # samples per (dim, direction, lang) cell
     dialogues: str = "default"  # "default" or a set folder
@@ -48,12 +48,35 @@ class RunConfig:
     speed_pct: float = 5.0
     n_boot: int = 2000
     strict: bool = False
+    # relevance judge and gate (stylebench.stages.judge, stylebench.relevance)
+    judge: str = "offline"  # a name in stylebench.metrics.judge.JUDGES, or "none"
+    judge_model: str | None = None
+    judge_url: str | None = None
+    judge_prompt: str | None = None  # folder with srd.txt and mrd.txt
+    judge_prompt_srd: str | None = None
+    judge_prompt_mrd: str | None = None
+    judge_args: dict[str, str] = field(default_factory=dict)
+    judge_cache: bool = True
+    mrd_threshold: float = 40.0
+    filter_mrd: bool = False
+    # emotion (docs/metrics.md "Emotion")
+    prosody_delta: float = 1.0  # prosodic intensity index, JND units (mean over four cues)
+    emotion_probe: str = "none"  # none | emotion2vec
+    probe_model: str = "iic/emotion2vec_plus_large"  # hub id or local path
+    probe_delta: float = 0.05  # probe probability of the target emotion
 
     def __post_init__(self) -> None:
-        if self.dim not in (*ACOUSTIC_DIMS, "all"):
+        if self.dim not in (*DIMS, "all"):
             raise ValueError(
-                f"--dim must be one of {', '.join(ACOUSTIC_DIMS)} or all, got {self.dim!r}"
+                f"--dim must be one of {', '.join(DIMS)} or all (the acoustic dims), got {self.dim!r}"
             )
+        if self.emotion_probe not in ("none", "emotion2vec"):
+            raise ValueError(
+                f"--emotion-probe must be emotion2vec or none, got {self.emotion_probe!r}"
+            )
+        for name in ("prosody_delta", "probe_delta"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"threshold {name} must be >= 0")
         if self.lang not in (*LANGS, "all"):
             raise ValueError(f"--lang must be one of {', '.join(LANGS)} or all, got {self.lang!r}")
         if self.limit is not None and self.limit < 1:
@@ -69,6 +92,8 @@ class RunConfig:
         for name in ("pitch_st", "volume_db", "speed_pct"):
             if getattr(self, name) < 0:
                 raise ValueError(f"threshold {name} must be >= 0")
+        if not 0.0 <= self.mrd_threshold <= 100.0:
+            raise ValueError(f"mrd_threshold is a percent in [0, 100], got {self.mrd_threshold}")
         if not self.turn_timeout_s > 0:
             raise ValueError(f"--turn-timeout-s must be > 0 seconds, got {self.turn_timeout_s}")
 

@@ -50,17 +50,18 @@ class RunResult:
 def load_dialogues(cfg: RunConfig) -> tuple[list[Sample], Path, str]:
     from stylebench.dialogues.sets import default_set_path, load_set
 
-    root = default_set_path() if cfg.dialogues == "default" else Path(cfg.dialogues)
+    root = default_set_path(cfg.dims) if cfg.dialogues == "default" else Path(cfg.dialogues)
     samples, checksum = load_set(root)
     return samples, root, checksum
 
 
 def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
-    """Samples of the asked dims and languages, the first ``limit`` of each cell by id."""
-    cells: dict[tuple[str, str, str], list[Sample]] = defaultdict(list)
+    """Samples of the asked dims and languages, the first ``limit`` of each cell by id
+    (for emotion, of each (direction, lang, emotion) cell)."""
+    cells: dict[tuple[str, str, str, str], list[Sample]] = defaultdict(list)
     for s in sorted(samples, key=lambda s: s.id):
         if s.dim in cfg.dims and s.lang in cfg.langs:
-            cells[(s.dim, s.direction, s.lang)].append(s)
+            cells[(s.dim, s.direction, s.lang, s.emotion)].append(s)
     chosen = [s for cell in cells.values() for s in (cell[: cfg.limit] if cfg.limit else cell)]
     if not chosen:
         raise ValueError(f"the dialogue set has no samples for dim={cfg.dim} lang={cfg.lang}")
@@ -175,7 +176,11 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
     """Re-transcribe / re-measure / re-score a stored run with new settings; no model call."""
     store = RunStore(run_dir)
     manifest = store.read_manifest()
-    cfg = resolve_config(overrides, base=manifest["config"])
+    base = dict(manifest["config"])
+    if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
+        for key in ("judge_model", "judge_url", "judge_args", "judge_prompt", "judge_prompt_srd", "judge_prompt_mrd"):  # fmt: skip
+            base.pop(key, None)
+    cfg = resolve_config(overrides, base=base)
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:
         raise ValueError(
@@ -214,10 +219,21 @@ def _measure(
     counts["features"] = run_features(
         store, samples, feature_config(cfg), _asr_key(cfg), strict=cfg.strict, progress=progress
     )
+    if cfg.emotion_probe != "none" and any(s.dim == "emotion" for s in samples):
+        from stylebench.stages.probe import run_probe
+
+        counts["probe"] = run_probe(store, samples, cfg.emotion_probe, cfg.probe_model,
+                                    strict=cfg.strict, progress=progress)  # fmt: skip
+    from stylebench.stages.judge import judge_stage
+
+    judged = judge_stage(store, samples, cfg, progress)  # None when skipped (no judge / no ASR)
+    if judged is not None:
+        counts["judge"] = judged
     return counts
 
 
 def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str, Any]:
+    from stylebench.emotion import emotion_notes, emotion_report_block
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
     from stylebench.report import ReportMeta
     from stylebench.stages.features import plan_features
@@ -226,9 +242,16 @@ def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str,
     expected, _ = plan_features(store, samples, feature_config(cfg), _asr_key(cfg))
     features = store.load("features", expected)
     turn_scores = collect_turn_scores(store, samples, features, cfg.pitch_stat, cfg.speed_source)
-    thresholds = Thresholds(pitch_st=cfg.pitch_st, volume_db=cfg.volume_db, speed_pct=cfg.speed_pct)
-    cells = score_run(turn_scores, thresholds, cfg.n_boot, cfg.seed)
+    thresholds = Thresholds(pitch_st=cfg.pitch_st, volume_db=cfg.volume_db,
+                            speed_pct=cfg.speed_pct, emotion_delta=cfg.prosody_delta)  # fmt: skip
+    from stylebench.stages.judge import judge_report
+
+    judge_extra, exclude, judge_notes = judge_report(store, samples, cfg)  # SRD/MRD and the gate
+    cells = score_run(turn_scores, thresholds, cfg.n_boot, cfg.seed, exclude=exclude)
     notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
+    if any(s.dim == "emotion" for s in samples):
+        notes += emotion_notes(cfg)
+    notes += judge_notes
     speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
     if speed_ids:
         by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
@@ -252,8 +275,27 @@ def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str,
         n_turns_total=len(turn_scores),
         n_turns_ok=sum(t.value is not None for t in turn_scores),
         notes=tuple(notes),
+        extra={
+            **_human_extra(store),
+            **judge_extra,
+            **emotion_report_block(store, samples, cfg, turn_scores, exclude),
+        },
     )
-    return write_reports(store, meta, cells, turn_scores)
+    return write_reports(store, meta, cells, turn_scores, exclude=exclude)
+
+
+def _human_extra(store: RunStore) -> dict[str, Any]:
+    """The imported human ratings (``stylebench import-ratings``), when the run has them."""
+    from stylebench.ratings_import import human_report_block
+
+    human = human_report_block(store.root)
+    return {"human": human} if human else {}
+
+
+def _judge_manifest(cfg: RunConfig) -> dict[str, Any]:
+    from stylebench.stages.judge import judge_manifest
+
+    return judge_manifest(cfg)
 
 
 def extractor_names(cfg: RunConfig) -> dict[str, str]:
@@ -269,6 +311,9 @@ def extractor_names(cfg: RunConfig) -> dict[str, str]:
         "first-to-last speech span; syllable-nuclei rate as ASR-free cross-check",
         "asr": "none" if cfg.asr == "none" else f"{cfg.asr} {cfg.asr_model}",
         "vad": cfg.vad,
+        "emotion": "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
+        "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side"
+        + ("" if cfg.emotion_probe == "none" else f"; probe {cfg.emotion_probe} {cfg.probe_model}"),
     }
 
 
@@ -299,6 +344,7 @@ def _write_manifest(
             "run_id": store.root.name,
             "config": cfg.to_dict(),
             "model": model,
+            "judge": _judge_manifest(cfg),
             "dialogues": {
                 "path": str(set_root),
                 "checksum": checksum,

@@ -14,6 +14,7 @@ from typing import Any, Literal
 Status = Literal["ok", "error"]
 DIMS: tuple[str, ...] = ("speed", "volume", "pitch", "emotion")
 ACOUSTIC_DIMS: tuple[str, ...] = ("speed", "volume", "pitch")
+EMOTIONS: tuple[str, ...] = ("happy", "sad", "angry", "surprised", "fearful", "disgusted")
 DIRECTIONS: tuple[str, ...] = ("intensify", "attenuate")
 LANGS: tuple[str, ...] = ("en", "zh")
 N_TURNS = 3
@@ -126,10 +127,50 @@ class FeatureRecord:
     stage: str = "features"
 
 
+@dataclass(frozen=True)
+class JudgeRecord:
+    """A relevance verdict. ``turn`` 1 holds the SRD verdict (turn-1 reply), ``turn`` 0 the MRD
+    verdict of the whole sample (see ``stylebench.stages.judge``)."""
+
+    sample_id: str
+    turn: int
+    status: Status
+    fp: str
+    kind: str = ""  # "srd" | "mrd"
+    label: str = ""  # "relevant" | "irrelevant" | "unparseable"; "" on error
+    score: float | None = None
+    reason: str = ""
+    raw: str = ""
+    backend: str = ""
+    model: str = ""
+    cached: bool = False
+    error: str = ""
+    stage: str = "judge"
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """An automatic emotion recogniser's class probabilities for one reply (``stages.probe``)."""
+
+    sample_id: str
+    turn: int
+    status: Status
+    fp: str
+    probs: dict[str, float] = field(default_factory=dict)  # our labels, see metrics.emotion_probe
+    top: str = ""
+    top_prob: float = 0.0
+    backend: str = ""
+    model: str = ""
+    error: str = ""
+    stage: str = "probe"
+
+
 RECORD_TYPES: dict[str, type] = {
     "respond": RespondRecord,
     "transcribe": TranscriptRecord,
     "features": FeatureRecord,
+    "judge": JudgeRecord,
+    "probe": ProbeRecord,
 }
 
 

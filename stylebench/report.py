@@ -32,7 +32,13 @@ UNITS = {
     "pitch": {"score": "Hz", "change": "semitones", "svd": "% of Hz"},
     "volume": {"score": "RMS amplitude", "change": "dB", "svd": "% of RMS"},
     "speed": {"score": "syllables/min", "change": "percent", "svd": "% of SPM"},
-    "emotion": {"score": "rating or probability", "change": "points", "svd": "points (absolute)"},
+    # emotion cells hold the prosodic index (JND units); probe cells a probability; human a
+    # rating (see the report's emotion_scores block, stylebench.emotion)
+    "emotion": {
+        "score": "prosodic index (JND units) or probability",
+        "change": "points",
+        "svd": "points (absolute)",
+    },
 }
 _SHORT = {"pitch": "st", "volume": "dB", "speed": "%", "emotion": "pt"}
 CELL_KEYS = (
@@ -182,7 +188,7 @@ def _signed(c: Mapping[str, Any]) -> str:
     return f"{c['svd_signed']:+.1f}% ({c['change_mean']:+.2f} {_SHORT[c['dim']]})"
 
 
-def _dim_table(dim: str, cells: list[Mapping[str, Any]]) -> list[str]:
+def _dim_table(dim: str, cells: list[Mapping[str, Any]], mark: str = "") -> list[str]:
     grouped = any(c["group"] for c in cells)
     head = ["direction", "lang", "pair"] + (["group"] if grouped else [])
     head += ["VSP % [95% CI]", f"SVD {UNITS[dim]['svd']} [95% CI]", "signed change",
@@ -193,7 +199,7 @@ def _dim_table(dim: str, cells: list[Mapping[str, Any]]) -> list[str]:
     for c in cells:
         key = [c["direction"], c["lang"], c["pair"]] + ([c["group"]] if grouped else [])
         row = [md_escape(k) for k in key] + [
-            _fmt(c["vsp"], c["vsp_ci"]) + _vsp_all(c), _fmt(c["svd"], c["svd_ci"], 2), _signed(c),
+            mark + _fmt(c["vsp"], c["vsp_ci"]) + _vsp_all(c), mark + _fmt(c["svd"], c["svd_ci"], 2), _signed(c),
             f"{c['n_ok']}/{c['n']}", str(c["n_flagged"]),
         ]  # fmt: skip
         lines.append("| " + " | ".join(row) + " |")
@@ -221,12 +227,26 @@ def to_markdown(report: dict) -> str:
         "signed change = mean over ok samples.",
         "",
     ]  # fmt: skip
+    from stylebench.relevance import banner_markdown, relevance_markdown
+
+    lines[2:2] = banner_markdown(report)  # under the title: the not-eligible banner, if any
+    mark = "✗ " if report.get("eligible") is False else ""  # the gate: marked, never dropped
     dims = list(report.get("dims") or [])
     dims += sorted({c["dim"] for c in report["cells"]} - set(dims), key=str)
     for dim in dims:
         cells = [c for c in report["cells"] if c["dim"] == dim]
         if cells:
-            lines += _dim_table(dim, cells)
+            lines += _dim_table(dim, cells, mark)
+    if "judge" in report:  # relevance verdicts and the gate (stylebench.relevance)
+        lines += relevance_markdown(report, md_escape)
+    if report.get("human"):  # imported listening-test ratings (stylebench.ratings_import)
+        from stylebench.ratings_report import human_markdown
+
+        lines += human_markdown(report["human"])
+    if report.get("emotion_scores"):  # which emotion scores are human, probe or prosodic
+        from stylebench.emotion import emotion_markdown
+
+        lines += emotion_markdown(report["emotion_scores"])
     if report.get("notes"):
         lines += ["## Notes", "", *(f"- {md_escape(n)}" for n in report["notes"]), ""]
     return "\n".join(lines)
@@ -236,7 +256,7 @@ def to_csv(report: dict) -> str:
     """One row per cell with a header; CIs split into low/high columns, errors as JSON."""
     cols = ["model", "run_id", "dim", "direction", "lang", "pair", "group", "n", "n_ok", "n_valid",
             "vsp", "vsp_ci_low", "vsp_ci_high", "vsp_all", "svd", "svd_ci_low", "svd_ci_high",
-            "svd_signed", "change_mean", "n_flagged", "errors"]  # fmt: skip
+            "svd_signed", "change_mean", "n_flagged", "errors", "eligible"]  # fmt: skip
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
@@ -246,7 +266,8 @@ def to_csv(report: dict) -> str:
             ci = c[f"{name}_ci"]
             row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci if ci is not None else (None, None)
         row.update(model=report["model"], run_id=report["run_id"],
-                   errors=json.dumps(c["errors"], ensure_ascii=False, sort_keys=True))  # fmt: skip
+                   errors=json.dumps(c["errors"], ensure_ascii=False, sort_keys=True),
+                   eligible={True: "true", False: "false"}.get(report.get("eligible"), ""))  # fmt: skip
         w.writerow({k: "" if v is None else v for k, v in row.items()})
     return buf.getvalue()
 

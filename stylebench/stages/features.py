@@ -19,7 +19,7 @@ from stylebench.records import FeatureRecord, Sample
 from stylebench.stages import fingerprint
 from stylebench.store import RunStore
 
-FEATURES_VERSION = "2"
+FEATURES_VERSION = "3"  # 3: f0_std_st (F0 spread, for the prosodic emotion index)
 ANALYSIS_SR = 16000
 #: flag thresholds (recorded in the manifest through the fingerprint)
 F0_DISAGREE_TOL = 0.10
@@ -127,6 +127,7 @@ def _finish_reply(
     value into an error for that dimension only.
     """
     from stylebench.metrics import pitch, rate
+    from stylebench.metrics.prosody import f0_spread_st
 
     values, flags = dict(p["values"]), []
     try:
@@ -140,6 +141,7 @@ def _finish_reply(
         )
         if f0_range:
             values.update(f0_range_lo=f0_range[0], f0_range_hi=f0_range[1])
+        values["f0_std_st"] = f0_spread_st(p["track"], f0_range)
         if abs(guarded.mean_hz / raw.mean_hz - 1) > OCTAVE_SUSPECT_TOL:
             flags.append("f0_octave_suspect")
         try:

@@ -85,7 +85,9 @@ def run_respond(
             if rec.status != "ok":
                 broken = f"not asked: turn {k} failed ({rec.error.splitlines()[0][:200]})"
                 continue
-            history += [user, Turn("assistant", rec.text, str(store.root / rec.audio), rec.sr)]
+            # raw goes back too: some models resume a dialogue from state they stored there
+            reply = Turn("assistant", rec.text, str(store.root / rec.audio), rec.sr, dict(rec.raw))
+            history += [user, reply]
             prior.append(rec.sha256)
     bar.close()
     return counts

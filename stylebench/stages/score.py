@@ -6,7 +6,7 @@ Scoring reads only stored records; it never calls the model, the ASR or the feat
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ DIM_FLAGS = {
         "rate_asr_nuclei_disagree",
     ),
     "volume": (),
+    "emotion": ("f0_octave_suspect", "f0_extractors_disagree"),  # the prosodic index uses F0
 }
 
 
@@ -86,6 +87,10 @@ def collect_turn_scores(
         extra: tuple[str, ...] = ()
         if s.dim == "speed":
             vkey, extra = speed_key([features.get((s.id, k)) for k in (1, 2, 3)], speed_source)
+        elif s.dim == "emotion":  # prosodic intensity vs turn 1 (stylebench.emotion)
+            from stylebench.emotion import prosodic_by_turn
+
+            vkey, emo = "prosodic_intensity", prosodic_by_turn(s, features)
         else:
             vkey = value_key(s.dim, pitch_stat)
         for k in (1, 2, 3):
@@ -100,6 +105,11 @@ def collect_turn_scores(
                 error = "features: not computed yet (run `stylebench score`)"
             elif feat.status != "ok":
                 error = "features: " + feat.error.splitlines()[0][:300]
+            elif s.dim == "emotion" and isinstance(emo[k], str):
+                error = emo[k]
+            elif s.dim == "emotion":
+                value = emo[k]
+                flags = tuple(f for f in feat.flags if f in DIM_FLAGS["emotion"])
             elif vkey not in feat.values:
                 why = [f for f in feat.flags if f.startswith(("no_", "asr_empty"))]
                 error = f"{vkey} unavailable: " + ("; ".join(why) or "not measured")
@@ -119,11 +129,16 @@ def write_reports(
     turn_scores: Sequence[TurnScore],
     *,
     plot: bool = True,
+    exclude: Collection[str] = (),
 ) -> dict[str, Any]:
-    """Write report.json / report.md / report.csv (and trajectories.png) into the run folder."""
+    """Write report.json / report.md / report.csv (and trajectories.png) into the run folder.
+
+    Pass the same ``exclude`` as to :func:`score_run` so per-turn means and plots count the same
+    samples as the cells.
+    """
     from stylebench import report as rp
 
-    report = rp.build_report(meta, cells, turn_scores)
+    report = rp.build_report(meta, cells, turn_scores, exclude=exclude)
     outputs = {
         "report.json": rp.to_json(report),
         "report.md": rp.to_markdown(report),
@@ -135,16 +150,28 @@ def write_reports(
         os.replace(tmp, store.root / name)
     if plot:
         try:
-            rp.plot_trajectories(turn_scores, store.root / "trajectories.png", title=meta.model)
+            rp.plot_trajectories(
+                turn_scores, store.root / "trajectories.png", title=meta.model, exclude=exclude
+            )
         except ImportError:
             pass  # matplotlib is the optional [plot] extra; the tables are complete without it
+        except ValueError:
+            pass  # nothing to plot: every sample failed turn 1 or was filtered out (--filter-mrd)
     return report
 
 
 def score_run(
-    turn_scores: Sequence[TurnScore], thresholds: Thresholds, n_boot: int, seed: int
+    turn_scores: Sequence[TurnScore],
+    thresholds: Thresholds,
+    n_boot: int,
+    seed: int,
+    *,
+    exclude: Collection[str] = (),
 ) -> list[Cell]:
-    return score_cells(turn_scores, thresholds=thresholds, n_boot=n_boot, seed=seed)
+    """Score every cell; ids in ``exclude`` (e.g. ``--filter-mrd``) are counted nowhere."""
+    return score_cells(
+        turn_scores, thresholds=thresholds, n_boot=n_boot, seed=seed, exclude=exclude
+    )
 
 
 def report_path(store: RunStore, fmt: str) -> Path:

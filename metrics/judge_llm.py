@@ -1,0 +1,105 @@
+"""Shared machinery of the LLM judges (``openai``, ``transformers``, ``vllm``).
+
+An LLM judge renders our prompt for a request (:func:`stylebench.metrics.judge.render`), asks its
+model for a completion, and parses the reply strictly (:func:`~stylebench.metrics.judge.parse_verdict`).
+A backend implements one method, :meth:`ChatJudge.complete`; it may override
+:meth:`ChatJudge.complete_many` to batch or run requests concurrently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from stylebench.metrics.judge import (
+    ChatMessage,
+    JudgeError,
+    JudgeRequest,
+    PromptSet,
+    Verdict,
+    load_prompts,
+    parse_verdict,
+    render,
+)
+
+
+@dataclass(frozen=True)
+class JudgeDecode:
+    """Decoding settings of an LLM judge; part of every cache key.
+
+    ``temperature`` 0 means greedy decoding. ``max_new_tokens`` bounds the reply (a verdict
+    needs about 40 tokens; a reply cut short parses as ``unparseable``).
+    """
+
+    temperature: float = 0.0
+    max_new_tokens: int = 128
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"judge temperature must be >= 0, got {self.temperature}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"judge max_new_tokens must be >= 1, got {self.max_new_tokens}")
+
+
+class ChatJudge:
+    """Base of the LLM judges: prompt rendering, strict parsing, ``judge_many``."""
+
+    name = ""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        prompts: PromptSet | None = None,
+        temperature: float = 0.0,
+        max_new_tokens: int = 128,
+        seed: int = 0,
+    ) -> None:
+        if not model:
+            raise ValueError(
+                f"the {self.name} judge needs a model: pass --judge-model "
+                "(e.g. Qwen/Qwen3-4B-Instruct-2507, the paper's judge, or a local path)"
+            )
+        self.model = str(model)
+        self.prompts = prompts or load_prompts()
+        self.decode = JudgeDecode(float(temperature), int(max_new_tokens), int(seed))
+
+    def complete(self, messages: Sequence[ChatMessage]) -> str:
+        """The model's reply text to one chat; raise :class:`JudgeError` when there is none."""
+        raise NotImplementedError
+
+    def complete_many(self, chats: Sequence[Sequence[ChatMessage]]) -> list[str | JudgeError]:
+        """Replies to many chats, aligned with them; a failed call becomes its ``JudgeError``."""
+        out: list[str | JudgeError] = []
+        for chat in chats:
+            try:
+                out.append(self.complete(chat))
+            except JudgeError as exc:
+                out.append(exc)
+        return out
+
+    def messages(self, req: JudgeRequest) -> tuple[ChatMessage, ...]:
+        return render(self.prompts.for_kind(req.kind), req)
+
+    def judge(self, req: JudgeRequest) -> Verdict:
+        return parse_verdict(self.complete(self.messages(req)))
+
+    def judge_many(self, reqs: Sequence[JudgeRequest]) -> list[Verdict | JudgeError]:
+        """Verdicts aligned with ``reqs``; a backend failure is returned, not raised."""
+        replies = self.complete_many([self.messages(r) for r in reqs])
+        return [r if isinstance(r, JudgeError) else parse_verdict(r) for r in replies]
+
+    def extra_describe(self) -> dict[str, Any]:
+        """Backend-specific identity (revision, endpoint, versions)."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "prompts": self.prompts.describe(),
+            "decode": asdict(self.decode),
+            **self.extra_describe(),
+        }

@@ -1,0 +1,366 @@
+"""Helpers for the speech models whose classes transformers provides (Qwen2.5-Omni, Qwen3-Omni).
+
+These wrappers load a checkpoint folder with ``<Model>.from_pretrained`` and ``<Processor>``, so
+the shared work is: find the weights without downloading (a local folder, or a hub id already in
+the Hugging Face cache), name their revision for the run manifest, turn the run's model arguments
+into loader arguments, build the documented conversation, and write the reply wav. Nothing heavy
+is imported at module level; torch and transformers load inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stylebench.model_wrappers._common import (
+    MISSING_PACKAGE,
+    has_package,
+    hf_hub_cache,
+    scratch_wav,
+    weights_status,
+)
+from stylebench.records import DecodeConfig, Turn
+from stylebench.registry import MissingExtraError
+
+INPUT_SR = 16000  # both processors' WhisperFeatureExtractor rate
+PROCESSOR_MODES = ("auto", "official", "audio-only")
+DTYPES = {"auto": "auto", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+DTYPES |= {name: name for name in ("bfloat16", "float16", "float32")}
+#: attributes the Qwen omni processors copy from their tokenizer in ``__init__``
+_TOKEN_ATTRS = [f"{m}_token{i}" for m in ("image", "audio", "video") for i in ("", "_id")]
+_TOKEN_ATTRS += [f"{m}_{e}_token" for m in ("vision", "audio") for e in ("bos", "eos")]
+_SMALL_FILE = 1 << 20  # files below 1 MiB (configs, tokenizer) are hashed by content
+
+
+@dataclass(frozen=True)
+class HFSpec:
+    """What one transformers-based model needs, in words a user can act on.
+
+    Attributes:
+        name: registry name (also the docs/models.md anchor).
+        default_weights: the official hub id.
+        module: the transformers submodule that holds the classes (proves the version is new enough).
+        model_class: the ``*ForConditionalGeneration`` class name.
+        processor_class: the processor class name.
+        min_transformers: the first transformers release with these classes.
+    """
+
+    name: str
+    default_weights: str
+    module: str
+    model_class: str
+    processor_class: str
+    min_transformers: str
+
+    def hint(self) -> str:
+        return f"pip install 'stylebench[qwen-omni]' (see docs/models.md#{self.name})"
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A checkpoint found on this machine: what the user asked for, where it is, its revision."""
+
+    source: str
+    folder: Path
+    revision: str
+
+
+def check(spec: HFSpec) -> tuple[str, str]:
+    """``(status, detail)`` for ``stylebench models``, without importing torch or downloading."""
+    for pkg in ("torch", "transformers"):
+        if not has_package(pkg):
+            return MISSING_PACKAGE, f"{pkg} is not installed: {spec.hint()}"
+    if not has_package(spec.module):
+        version = importlib.metadata.version("transformers")
+        return (
+            MISSING_PACKAGE,
+            f"transformers {version} has no {spec.model_class} (needs >= {spec.min_transformers}): "
+            f"{spec.hint()}",
+        )
+    return weights_status(spec.default_weights)
+
+
+def require_packages(spec: HFSpec) -> None:
+    """Fail with the one-line hint when torch or transformers is absent (nothing is imported)."""
+    for pkg in ("torch", "transformers"):
+        if not has_package(pkg):
+            raise MissingExtraError(f"{pkg} is not installed: {spec.hint()}")
+
+
+def import_transformers(spec: HFSpec) -> tuple[Any, Any]:
+    """Import torch and transformers, or raise the hint when the spec's classes are missing."""
+    require_packages(spec)
+    import torch
+    import transformers
+
+    for cls in (spec.model_class, spec.processor_class):
+        if not hasattr(transformers, cls):
+            raise MissingExtraError(
+                f"transformers {transformers.__version__} has no {cls} (needs >= "
+                f"{spec.min_transformers}): {spec.hint()}"
+            )
+    return torch, transformers
+
+
+def resolve_weights(spec: HFSpec, path: str) -> Weights:
+    """The local folder of ``path`` (a folder, or a hub id in the HF cache), never downloading.
+
+    Raises:
+        MissingExtraError: one line saying where to put the weights.
+    """
+    get = f"huggingface-cli download {spec.default_weights}"
+    local = Path(path).expanduser()
+    if path.startswith(("/", ".", "~")) or path.count("/") != 1 or local.exists():
+        if not (local / "config.json").is_file():
+            what = "no config.json" if local.is_dir() else "does not exist"
+            raise MissingExtraError(
+                f"no {spec.name} weights at {local} ({what}): `{get} --local-dir {local}` "
+                "or pass --model-arg path=<checkpoint folder>"
+            )
+        return Weights(path, local.resolve(), folder_revision(local.resolve()))
+    repo = hf_hub_cache() / ("models--" + path.replace("/", "--"))
+    ref = repo / "refs" / "main"
+    snaps = sorted(p for p in (repo / "snapshots").glob("*") if p.is_dir())
+    commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else ""
+    if not commit and len(snaps) == 1:
+        commit = snaps[0].name
+    folder = repo / "snapshots" / commit
+    if not commit or not (folder / "config.json").is_file():
+        raise MissingExtraError(
+            f"{path} is not in the Hugging Face cache ({hf_hub_cache()}) and stylebench does not "
+            f"download during a run: `huggingface-cli download {path}` first, or pass "
+            "--model-arg path=<checkpoint folder>"
+        )
+    return Weights(path, folder, commit)
+
+
+def folder_revision(folder: Path) -> str:
+    """A hub snapshot's commit, else ``local:<12 hex>`` over small files' bytes and all sizes.
+
+    Weight shards are identified by name and size only: hashing 20 GB per run is too slow.
+    """
+    if folder.parent.name == "snapshots":
+        return folder.name
+    h = hashlib.sha256()
+    for p in sorted(q for q in folder.rglob("*") if q.is_file()):
+        size = p.stat().st_size
+        h.update(f"{p.relative_to(folder)}:{size}".encode())
+        if size < _SMALL_FILE:
+            h.update(p.read_bytes())
+    return "local:" + h.hexdigest()[:12]
+
+
+def loader_kwargs(torch: Any, device: str, dtype: str, attn: str) -> tuple[dict[str, Any], str]:
+    """``from_pretrained`` keyword arguments and the device to move to afterwards ("" = none).
+
+    ``device="auto"`` is the README's ``device_map="auto"`` on a CUDA machine (needs accelerate,
+    else the model is loaded and moved to ``cuda``) and the CPU elsewhere.
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"--model-arg dtype={dtype!r}: expected one of {', '.join(DTYPES)}")
+    name = DTYPES[dtype]
+    kwargs: dict[str, Any] = {
+        "dtype": "auto" if name == "auto" else getattr(torch, name),
+        "local_files_only": True,
+    }
+    if attn != "auto":
+        if attn == "flash_attention_2" and not has_package("flash_attn"):
+            raise MissingExtraError(
+                "flash-attn is not installed: pip install flash-attn --no-build-isolation "
+                "(or drop --model-arg attn=flash_attention_2)"
+            )
+        kwargs["attn_implementation"] = attn
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        if device == "cuda" and has_package("accelerate"):
+            kwargs["device_map"] = "auto"
+            return kwargs, ""
+    if device != "cpu" and has_package("accelerate"):
+        kwargs["device_map"] = {"": device}
+        return kwargs, ""
+    return kwargs, device
+
+
+def from_pretrained(spec: HFSpec, cls: Any, folder: Path, **kwargs: Any) -> Any:
+    """``cls.from_pretrained(folder)``; an incomplete checkpoint becomes the one-line hint."""
+    try:
+        return cls.from_pretrained(str(folder), **kwargs)
+    except OSError as exc:  # a missing shard or file: transformers raises OSError/EnvironmentError
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MissingExtraError(
+            f"could not load {spec.name} from {folder} ({first}): download it again with "
+            f"`huggingface-cli download {spec.default_weights}`"
+        ) from exc
+
+
+def load_processor(spec: HFSpec, transformers: Any, folder: Path, mode: str) -> tuple[Any, str]:
+    """The checkpoint's processor, and which way it was built.
+
+    ``official`` is ``<Processor>.from_pretrained``. In transformers 5 that also builds the
+    processor's image and video halves, and the video half needs torchvision. ``audio-only``
+    builds the same processor class from the checkpoint's tokenizer, feature extractor and chat
+    template without those halves; the audio and text code that runs is the class's own.
+    ``auto`` picks ``official`` when torchvision is installed.
+    """
+    if mode not in PROCESSOR_MODES:
+        raise ValueError(f"--model-arg processor={mode!r}: expected one of {PROCESSOR_MODES}")
+    cls = getattr(transformers, spec.processor_class)
+    if mode == "auto":
+        mode = "official" if has_package("torchvision") else "audio-only"
+    if mode == "official":
+        if not has_package("torchvision"):
+            raise MissingExtraError(
+                f"torchvision is not installed ({spec.processor_class} needs it in transformers "
+                f"{transformers.__version__}): install the torchvision that matches your torch, "
+                "or pass --model-arg processor=audio-only"
+            )
+        return from_pretrained(spec, cls, folder, local_files_only=True), mode
+    tok = from_pretrained(spec, transformers.AutoTokenizer, folder, local_files_only=True)
+    fe = from_pretrained(spec, transformers.AutoFeatureExtractor, folder, local_files_only=True)
+    proc = cls.__new__(cls)  # the class's __init__ would insist on the image/video halves
+    proc.tokenizer, proc.feature_extractor = tok, fe
+    proc.chat_template = chat_template_of(folder, tok)
+    for attr in _TOKEN_ATTRS:
+        setattr(proc, attr, getattr(tok, attr, None))
+    if proc.audio_token is None or proc.audio_token_id is None:
+        raise ValueError(
+            f"the tokenizer in {folder} names no audio_token; use --model-arg processor=official"
+        )
+    return proc, mode
+
+
+def chat_template_of(folder: Path, tokenizer: Any) -> str:
+    """The processor's chat template (``chat_template.jinja`` / ``.json``), else the tokenizer's."""
+    import json
+
+    jinja = folder / "chat_template.jinja"
+    if jinja.is_file():
+        return jinja.read_text(encoding="utf-8")
+    for name in ("chat_template.json", "processor_config.json"):
+        p = folder / name
+        if p.is_file():
+            tpl = json.loads(p.read_text(encoding="utf-8")).get("chat_template")
+            if tpl:
+                return tpl
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.chat_template
+    raise ValueError(f"{folder} has no chat template (chat_template.jinja/.json or tokenizer's)")
+
+
+def conversation(
+    history: Sequence[Turn], user_turn: Turn, system_prompt: str | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The documented message list and the user wavs it refers to, in order.
+
+    Earlier user turns go back as audio, earlier replies as their text (the form of the official
+    Qwen2.5-Omni web demo's ``format_history``); the model's own reply audio is not sent.
+    """
+    if len(history) % 2:
+        raise ValueError(f"history must alternate user/assistant turns, got {len(history)} turns")
+    msgs: list[dict[str, Any]] = []
+    if system_prompt:
+        msgs.append({"role": "system", "content": system_prompt})
+    wavs: list[str] = []
+    turns = [*history, user_turn]
+    for i, turn in enumerate(turns):
+        want = "user" if i % 2 == 0 else "assistant"
+        if turn.role != want:
+            raise ValueError(f"turn {i} is a {turn.role} turn; expected {want}")
+        if want == "assistant":
+            msgs.append({"role": "assistant", "content": turn.text})
+            continue
+        if not turn.audio or not Path(turn.audio).is_file():
+            raise ValueError(f"user turn {i // 2 + 1} has no audio file (audio={turn.audio!r})")
+        msgs.append({"role": "user", "content": [{"type": "audio", "audio": turn.audio}]})
+        wavs.append(turn.audio)
+    return msgs, wavs
+
+
+def model_inputs(processor: Any, msgs: list[dict[str, Any]], wavs: list[str], model: Any) -> Any:
+    """``apply_chat_template`` + processor call, moved to the model's device and float dtype."""
+    from stylebench.audio import load_audio
+
+    text = processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+    audio = [load_audio(w, target_sr=INPUT_SR)[0] for w in wavs]
+    inputs = processor(text=text, audio=audio, return_tensors="pt", padding=True)
+    return inputs.to(model.device).to(model.dtype)
+
+
+def thinker_sampling(decode: DecodeConfig) -> dict[str, Any]:
+    """The run's decode settings as thinker arguments: temperature 0 is greedy decoding."""
+    out: dict[str, Any] = {"thinker_max_new_tokens": int(decode.max_new_tokens)}
+    if decode.temperature > 0:
+        out.update(
+            thinker_do_sample=True,
+            thinker_temperature=float(decode.temperature),
+            thinker_top_p=float(decode.top_p),
+        )
+    else:
+        out["thinker_do_sample"] = False
+    return out
+
+
+def talker_settings(generate: Callable[..., Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """The talker arguments ``generate`` will use: its signature's defaults, then ``overrides``."""
+    params = inspect.signature(generate).parameters
+    out = {
+        k: p.default
+        for k, p in params.items()
+        if k.startswith("talker_") and p.default is not inspect.Parameter.empty
+    }
+    out.update(overrides)
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in out.items()}
+
+
+def optional_int(value: str | int | None, name: str) -> int | None:
+    """A positive integer model argument, or None when not given."""
+    if value in (None, ""):
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer") from None
+    if n < 1:
+        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer")
+    return n
+
+
+def decode_text(processor: Any, sequences: Any, n_prompt: int) -> str:
+    """The reply text: generated ids after the prompt, special tokens dropped."""
+    ids = getattr(sequences, "sequences", sequences)[:, n_prompt:]
+    return processor.tokenizer.batch_decode(
+        ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
+    )[0].strip()
+
+
+def write_reply(wave: Any, sr: int, prefix: str) -> tuple[Path, dict[str, Any]]:
+    """Write the reply waveform (never rescaled: loudness is measured) and describe it.
+
+    Raises:
+        RuntimeError: the model returned no samples, or non-finite ones.
+    """
+    from stylebench.audio import write_wav
+
+    if hasattr(wave, "detach"):
+        wave = wave.detach().to("cpu").float().numpy()
+    mono = np.asarray(wave, dtype=np.float32).reshape(-1)
+    if mono.size == 0:
+        raise RuntimeError(f"{prefix}: the model returned no audio samples")
+    bad = int(np.sum(~np.isfinite(mono)))
+    if bad:
+        raise RuntimeError(f"{prefix}: the model returned {bad} non-finite audio samples")
+    path = scratch_wav(prefix)
+    write_wav(path, mono, sr)
+    stats = {
+        "audio_s": round(mono.size / sr, 3),
+        "peak": round(float(np.max(np.abs(mono))), 4),
+        "clipped_fraction": round(float(np.mean(np.abs(mono) >= 1.0)), 4),
+    }
+    return path, stats

@@ -1,0 +1,1 @@
+"""Stand-in for GLM-4-Voice's speech_tokenizer package (see tests/standins)."""

