@@ -50,6 +50,10 @@ def _measure_flags(p: argparse.ArgumentParser) -> None:
     j.add_argument("--judge", help="offline (default), openai, transformers, vllm or none")
     j.add_argument("--judge-model", help="judge model: hub id, local path or served model name")
     j.add_argument("--judge-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    j.add_argument(
+        "--judge-input", choices=["transcript", "text"],
+        help="judge the ASR transcripts of the replies (default) or the models' text channel",
+    )  # fmt: skip
     j.add_argument("--judge-prompt", metavar="DIR", help="folder with your srd.txt and mrd.txt")
     j.add_argument("--judge-prompt-srd", metavar="PATH", help="your SRD prompt file")
     j.add_argument("--judge-prompt-mrd", metavar="PATH", help="your MRD prompt file")
@@ -170,6 +174,7 @@ _CONFIG_FLAGS = (
     "judge_prompt_srd",
     "judge_prompt_mrd",
     "judge_cache",
+    "judge_input",
     "mrd_threshold",
     "filter_mrd",
     "worker_python",

@@ -59,6 +59,7 @@ class RunConfig:
     judge_cache: bool = True
     mrd_threshold: float = 40.0
     filter_mrd: bool = False
+    judge_input: str = "transcript"  # transcript (ASR of the reply audio) | text (text channel)
     # emotion (docs/metrics.md "Emotion")
     prosody_delta: float = 1.0  # prosodic intensity index, JND units (mean over four cues)
     emotion_probe: str = "none"  # none | emotion2vec
@@ -92,6 +93,8 @@ class RunConfig:
         for name in ("pitch_st", "volume_db", "speed_pct"):
             if getattr(self, name) < 0:
                 raise ValueError(f"threshold {name} must be >= 0")
+        if self.judge_input not in ("transcript", "text"):
+            raise ValueError(f"judge_input must be transcript or text, got {self.judge_input!r}")
         if not 0.0 <= self.mrd_threshold <= 100.0:
             raise ValueError(f"mrd_threshold is a percent in [0, 100], got {self.mrd_threshold}")
         if not self.turn_timeout_s > 0:

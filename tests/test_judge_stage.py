@@ -334,3 +334,16 @@ def test_unreachable_judge_stops_with_a_clear_cli_error(tmp_path, standins, caps
     assert "every request of the first batch failed" in err and "Traceback" not in err
     recs = [r for r in store.iter_raw("judge") if r["backend"] == "openai"]
     assert len(recs) == 4 and all(r["status"] == "error" and "failed after 1 try" in r["error"] for r in recs)  # fmt: skip
+
+
+def test_text_channel_input_needs_no_asr(small_set, tmp_path, standins):
+    res = run(cfg_for(small_set, tmp_path, asr="none", judge_input="text"), progress=False)
+    rep = res.report
+    assert (rep["srd"], rep["mrd"], rep["eligible"]) == (100.0, 100.0, True)
+    assert rep["judge"]["input"] == "text" and not res.store.stage_path("transcribe").exists()
+    assert any("text channel" in n for n in rep["notes"])
+    texts = {(r.sample_id, r.turn): r.text for r in res.store.load("respond").values()}
+    req_fp = {k: r.fp for k, r in res.store.load("judge").items()}
+    assert len(req_fp) == 4 and all((sid, 1) in texts for sid, _ in req_fp)
+    with pytest.raises(ValueError, match="judge_input"):
+        RunConfig(judge_input="audio")

@@ -104,6 +104,7 @@ def test_missing_package_in_worker_is_one_line(tmp_path, helper_path):
 
 
 def test_worker_env_without_stylebench(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # from the repo root, `import stylebench` finds the source folder
     env = tmp_path / "bare"
     venv.create(env, with_pip=False, system_site_packages=False)
     python = str(env / "bin" / "python")

@@ -8,7 +8,9 @@ Per sample, two requests go to the judge (``stylebench.metrics.judge``):
   sample): the three user texts and the three reply transcripts. Needs all three transcripts.
 
 User texts come from the dialogue script (what the user turn says); replies are judged by their
-ASR transcripts from the run's current ASR, never by a model's own text channel. A record's
+ASR transcripts from the run's current ASR (``judge_input="transcript"``, the paper's protocol),
+or, when asked (``judge_input="text"``), by the model's own text channel (the reply text of the
+respond record), which needs no ASR. A record's
 fingerprint covers the judge's ``describe()`` (backend, model, prompt hashes, decode) and the
 request (texts and transcripts), so a new judge or a new transcript re-judges that key and
 nothing else. Backend failures become error records (retried on resume); an ``unparseable``
@@ -70,25 +72,32 @@ def plan_judge(
     store: RunStore,
     samples: Sequence[Sample],
     judge_desc: dict[str, Any],
-    asr_key: tuple[str, str],
+    asr_key: tuple[str, str] | None,
 ) -> dict[Key, tuple[str, Any]]:
-    """Every judge key that can be asked now, with its fingerprint and request."""
+    """Every judge key that can be asked now, with its fingerprint and request.
+
+    ``asr_key`` names the ASR whose transcripts are judged; ``None`` judges the replies' text
+    channel instead (``judge_input="text"``).
+    """
     from stylebench.metrics.judge import JudgeRequest
     from stylebench.stages.transcribe import asr_fp
 
     replies = store.load("respond")
-    transcripts = store.load("transcribe")
-    afp = asr_fp(*asr_key)
-    jfp = fingerprint("judge", JUDGE_STAGE_VERSION, judge_desc)
+    transcripts = store.load("transcribe") if asr_key else {}
+    afp = asr_fp(*asr_key) if asr_key else None
+    jfp = fingerprint("judge", JUDGE_STAGE_VERSION, judge_desc, "transcript" if afp else "text")
     plan: dict[Key, tuple[str, Any]] = {}
     for s in samples:
         text: dict[int, str] = {}
         for k in (1, 2, 3):
             r = replies.get((s.id, k))
-            t = transcripts.get((s.id, k))
-            if r is None or r.status != "ok" or t is None or t.status != "ok":
+            if r is None or r.status != "ok":
                 continue
-            if t.fp == fingerprint(afp, r.sha256):
+            if afp is None:
+                text[k] = r.text
+                continue
+            t = transcripts.get((s.id, k))
+            if t is not None and t.status == "ok" and t.fp == fingerprint(afp, r.sha256):
                 text[k] = t.text
         asks = {}
         if 1 in text:
@@ -105,7 +114,7 @@ def load_verdicts(
     store: RunStore,
     samples: Sequence[Sample],
     judge_desc: dict[str, Any],
-    asr_key: tuple[str, str],
+    asr_key: tuple[str, str] | None,
 ) -> dict[Key, JudgeRecord]:
     """The current judge records (this judge, these transcripts), latest per key."""
     plan = plan_judge(store, samples, judge_desc, asr_key)
@@ -116,7 +125,7 @@ def run_judge(
     store: RunStore,
     samples: Sequence[Sample],
     judge: Any,
-    asr_key: tuple[str, str],
+    asr_key: tuple[str, str] | None,
     *,
     cache: Any = None,
     strict: bool = False,
@@ -179,9 +188,16 @@ def run_judge(
 def _skip_reason(cfg: Any) -> str | None:
     if cfg.judge == "none":
         return "the judge is off (--judge none)"
-    if cfg.asr == "none":
-        return "no transcripts (--asr none); the judge reads ASR transcripts"
+    if cfg.asr == "none" and cfg.judge_input == "transcript":
+        return (
+            "no transcripts (--asr none); the judge reads ASR transcripts (or --judge-input text)"
+        )
     return None
+
+
+def _judge_asr(cfg: Any) -> tuple[str, str] | None:
+    """The ASR whose transcripts are judged; ``None`` = the text channel."""
+    return (cfg.asr, cfg.asr_model) if cfg.judge_input == "transcript" else None
 
 
 def judge_manifest(cfg: Any) -> dict[str, Any]:
@@ -204,7 +220,7 @@ def judge_stage(
     cache = JudgeCache(default_cache_path()) if cfg.judge_cache else None
     try:
         return run_judge(
-            store, samples, judge, (cfg.asr, cfg.asr_model), cache=cache,
+            store, samples, judge, _judge_asr(cfg), cache=cache,
             strict=cfg.strict, progress=progress,
         )  # fmt: skip
     finally:
@@ -245,11 +261,16 @@ def judge_report(
         return extra, [], [f"relevance gate not applied: {why}; eligibility unknown"]
     judge = make_judge(cfg)
     desc = judge.describe()
-    records = load_verdicts(store, samples, desc, (cfg.asr, cfg.asr_model))
+    records = load_verdicts(store, samples, desc, _judge_asr(cfg))
     ids = [s.id for s in samples]
     srd = rl.labels_from_records(records, ids, SRD_TURN)
     mrd = rl.labels_from_records(records, ids, MRD_TURN)
-    who = {"backend": cfg.judge, "model": desc.get("model"), "describe": desc}
+    who = {
+        "backend": cfg.judge,
+        "model": desc.get("model"),
+        "input": cfg.judge_input,
+        "describe": desc,
+    }
     note = approximation_note(desc, cfg.judge)
     who["approximation"] = note is not None
     extra = rl.report_block(
@@ -257,6 +278,18 @@ def judge_report(
         filter_mrd=cfg.filter_mrd, n_boot=cfg.n_boot, seed=cfg.seed,
     )  # fmt: skip
     notes = [note] if note else []
+    weak_asr = cfg.asr_model in ("base", "tiny.en") and any(s.lang == "zh" for s in samples)
+    if cfg.judge_input == "transcript" and weak_asr:
+        notes.append(
+            f"zh verdicts rest on Whisper {cfg.asr_model} transcripts, which garble synthetic "
+            "Mandarin (docs/judge-backends.md, 'Measured'); use --asr-model large-v3 or check with "
+            "--judge-input text"
+        )
+    if cfg.judge_input == "text":
+        notes.append(
+            "relevance judged on the models' text channel (--judge-input text), not on ASR "
+            "transcripts of what they said"
+        )
     if extra["eligible"] is False:
         notes.append(
             f"not eligible: MRD {extra['mrd']}% <= {cfg.mrd_threshold:g}%; style cells are shown "
