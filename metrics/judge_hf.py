@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.metrics.judge import ChatMessage, JudgeError
-from stylebench.metrics.judge_llm import ChatJudge
+from stylebench.metrics.judge_llm import ChatJudge, chat_dicts, shared_options
 from stylebench.registry import MissingExtraError
 
 
@@ -42,25 +42,17 @@ class TransformersJudge(ChatJudge):
 
     name = "transformers"
 
+    @shared_options
     def __init__(
         self,
         model: str | None = None,
         *,
-        prompts: Any = None,
-        temperature: float = 0.0,
-        max_new_tokens: int = 128,
-        seed: int = 0,
         revision: str | None = None,
         device: str = "cpu",
         dtype: str = "auto",
+        **shared: Any,
     ) -> None:
-        super().__init__(
-            model,
-            prompts=prompts,
-            temperature=temperature,
-            max_new_tokens=max_new_tokens,
-            seed=seed,
-        )
+        super().__init__(model, **shared)
         self.revision = revision
         self.device = device
         self.dtype = dtype
@@ -109,7 +101,7 @@ class TransformersJudge(ChatJudge):
         """The exact text the model is given (chat template if the tokenizer has one)."""
         _, tok = self.load()
         if getattr(tok, "chat_template", None):
-            chat = [{"role": m.role, "content": m.content} for m in messages]
+            chat = chat_dicts(messages)
             return tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
         return plain_chat(messages)
 

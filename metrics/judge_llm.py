@@ -3,14 +3,17 @@
 An LLM judge renders our prompt for a request (:func:`stylebench.metrics.judge.render`), asks its
 model for a completion, and parses the reply strictly (:func:`~stylebench.metrics.judge.parse_verdict`).
 A backend implements one method, :meth:`ChatJudge.complete`; it may override
-:meth:`ChatJudge.complete_many` to batch or run requests concurrently.
+:meth:`ChatJudge.complete_many` to batch or run requests concurrently. Its ``__init__`` names only
+its own options and hands the ones every LLM judge takes on as ``**shared``
+(:func:`shared_options`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from stylebench.metrics.judge import (
     ChatMessage,
@@ -41,6 +44,11 @@ class JudgeDecode:
             raise ValueError(f"judge temperature must be >= 0, got {self.temperature}")
         if self.max_new_tokens < 1:
             raise ValueError(f"judge max_new_tokens must be >= 1, got {self.max_new_tokens}")
+
+
+def chat_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    """The chat as ``{"role", "content"}`` dicts, the form chat templates and APIs take."""
+    return [{"role": m.role, "content": m.content} for m in messages]
 
 
 class ChatJudge:
@@ -103,3 +111,29 @@ class ChatJudge:
             "decode": asdict(self.decode),
             **self.extra_describe(),
         }
+
+
+_Init = TypeVar("_Init", bound=Callable[..., None])
+
+
+def shared_options(init: _Init) -> _Init:
+    """Decorate a backend's ``__init__(self, model, ..., *, <own options>, **shared)``.
+
+    ``**shared`` stands for the keyword options of :meth:`ChatJudge.__init__` (``prompts``,
+    ``temperature``, ``max_new_tokens``, ``seed``), which the backend passes on unchanged. The
+    judge stage reads a backend's signature to refuse options it does not take, so the signature
+    this gives ``init`` names them, before the backend's own keyword options, instead of
+    ``**shared``.
+    """
+    kw_only, var_kw = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD
+    shared = [
+        p for p in inspect.signature(ChatJudge.__init__).parameters.values() if p.kind is kw_only
+    ]
+    sig = inspect.signature(init)
+    *own, last = sig.parameters.values()
+    if last.kind is not var_kw:
+        raise TypeError(f"{init.__qualname__} must end with **shared")
+    at = next((i for i, p in enumerate(own) if p.kind is kw_only), len(own))
+    sig = sig.replace(parameters=[*own[:at], *shared, *own[at:]])
+    init.__signature__ = sig  # type: ignore[attr-defined]
+    return init

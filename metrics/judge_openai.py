@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from stylebench.metrics.judge import ChatMessage, JudgeError
-from stylebench.metrics.judge_llm import ChatJudge
+from stylebench.metrics.judge_llm import ChatJudge, chat_dicts, shared_options
 
 log = logging.getLogger(__name__)
 DEFAULT_URL = "http://127.0.0.1:8000/v1"
@@ -47,28 +47,20 @@ class OpenAIJudge(ChatJudge):
 
     name = "openai"
 
+    @shared_options
     def __init__(
         self,
         model: str | None = None,
         url: str | None = None,
         *,
-        prompts: Any = None,
-        temperature: float = 0.0,
-        max_new_tokens: int = 128,
-        seed: int = 0,
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 8,
         timeout_s: float = 60.0,
         retries: int = 4,
         backoff_s: float = 1.0,
+        **shared: Any,
     ) -> None:
-        super().__init__(
-            model,
-            prompts=prompts,
-            temperature=temperature,
-            max_new_tokens=max_new_tokens,
-            seed=seed,
-        )
+        super().__init__(model, **shared)
         self.url = (url or DEFAULT_URL).rstrip("/")
         if not self.url.startswith(("http://", "https://")):
             raise ValueError(f"--judge-url must start with http:// or https://, got {self.url!r}")
@@ -86,7 +78,7 @@ class OpenAIJudge(ChatJudge):
         """The chat-completions request body for one chat."""
         return {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": chat_dicts(messages),
             "temperature": self.decode.temperature,
             "max_tokens": self.decode.max_new_tokens,
             "seed": self.decode.seed,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stylebench.metrics.judge import ChatMessage, JudgeError
-from stylebench.metrics.judge_llm import ChatJudge
+from stylebench.metrics.judge_llm import ChatJudge, chat_dicts, shared_options
 from stylebench.registry import MissingExtraError
 
 MISSING = (
@@ -44,25 +44,17 @@ class VLLMJudge(ChatJudge):
 
     name = "vllm"
 
+    @shared_options
     def __init__(
         self,
         model: str | None = None,
         *,
-        prompts: Any = None,
-        temperature: float = 0.0,
-        max_new_tokens: int = 128,
-        seed: int = 0,
         revision: str | None = None,
         gpu_memory_utilization: float = 0.85,
         max_model_len: int = 8192,
+        **shared: Any,
     ) -> None:
-        super().__init__(
-            model,
-            prompts=prompts,
-            temperature=temperature,
-            max_new_tokens=max_new_tokens,
-            seed=seed,
-        )
+        super().__init__(model, **shared)
         self.revision = revision
         self.gpu_memory_utilization = float(gpu_memory_utilization)
         self.max_model_len = int(max_model_len)
@@ -98,7 +90,7 @@ class VLLMJudge(ChatJudge):
         if not chats:
             return []
         llm, params = self._engine()
-        conversations = [[{"role": m.role, "content": m.content} for m in chat] for chat in chats]
+        conversations = [chat_dicts(chat) for chat in chats]
         try:
             outputs = llm.chat(conversations, sampling_params=params, use_tqdm=False)
         except (RuntimeError, ValueError) as exc:

@@ -12,6 +12,7 @@ METRIC_MODULES: tuple[str, ...] = (
     "stylebench.metrics.energy",
     "stylebench.metrics.rate",
     "stylebench.metrics.asr",
+    "stylebench.metrics.fidelity",
 )
 
 

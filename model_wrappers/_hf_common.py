@@ -3,33 +3,38 @@
 These wrappers load a checkpoint folder with ``<Model>.from_pretrained`` and ``<Processor>``, so
 the shared work is: find the weights without downloading (a local folder, or a hub id already in
 the Hugging Face cache), name their revision for the run manifest, turn the run's model arguments
-into loader arguments, build the documented conversation, and write the reply wav. Nothing heavy
-is imported at module level; torch and transformers load inside the functions that need them.
+into loader arguments, and build the processor. The per-turn helpers (the documented
+conversation, the generate arguments, the reply wav) live in :mod:`._hf_turns` and are
+re-exported here; the wrapper class both models share is :mod:`._hf_omni`. Nothing heavy is
+imported at module level; torch and transformers load inside the functions that need them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import inspect
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from stylebench.model_wrappers._common import (
     MISSING_PACKAGE,
     has_package,
     hf_hub_cache,
-    scratch_wav,
     weights_status,
 )
-from stylebench.records import DecodeConfig, Turn
+from stylebench.model_wrappers._hf_turns import (  # noqa: F401 - re-exported, see above
+    INPUT_SR,
+    conversation,
+    decode_text,
+    model_inputs,
+    optional_int,
+    talker_settings,
+    thinker_sampling,
+    write_reply,
+)
 from stylebench.registry import MissingExtraError
 
-INPUT_SR = 16000  # both processors' WhisperFeatureExtractor rate
 PROCESSOR_MODES = ("auto", "official", "audio-only")
 DTYPES = {"auto": "auto", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 DTYPES |= {name: name for name in ("bfloat16", "float16", "float32")}
@@ -252,115 +257,3 @@ def chat_template_of(folder: Path, tokenizer: Any) -> str:
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.chat_template
     raise ValueError(f"{folder} has no chat template (chat_template.jinja/.json or tokenizer's)")
-
-
-def conversation(
-    history: Sequence[Turn], user_turn: Turn, system_prompt: str | None
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The documented message list and the user wavs it refers to, in order.
-
-    Earlier user turns go back as audio, earlier replies as their text (the form of the official
-    Qwen2.5-Omni web demo's ``format_history``); the model's own reply audio is not sent.
-    """
-    if len(history) % 2:
-        raise ValueError(f"history must alternate user/assistant turns, got {len(history)} turns")
-    msgs: list[dict[str, Any]] = []
-    if system_prompt:
-        msgs.append({"role": "system", "content": system_prompt})
-    wavs: list[str] = []
-    turns = [*history, user_turn]
-    for i, turn in enumerate(turns):
-        want = "user" if i % 2 == 0 else "assistant"
-        if turn.role != want:
-            raise ValueError(f"turn {i} is a {turn.role} turn; expected {want}")
-        if want == "assistant":
-            msgs.append({"role": "assistant", "content": turn.text})
-            continue
-        if not turn.audio or not Path(turn.audio).is_file():
-            raise ValueError(f"user turn {i // 2 + 1} has no audio file (audio={turn.audio!r})")
-        msgs.append({"role": "user", "content": [{"type": "audio", "audio": turn.audio}]})
-        wavs.append(turn.audio)
-    return msgs, wavs
-
-
-def model_inputs(processor: Any, msgs: list[dict[str, Any]], wavs: list[str], model: Any) -> Any:
-    """``apply_chat_template`` + processor call, moved to the model's device and float dtype."""
-    from stylebench.audio import load_audio
-
-    text = processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
-    audio = [load_audio(w, target_sr=INPUT_SR)[0] for w in wavs]
-    inputs = processor(text=text, audio=audio, return_tensors="pt", padding=True)
-    return inputs.to(model.device).to(model.dtype)
-
-
-def thinker_sampling(decode: DecodeConfig) -> dict[str, Any]:
-    """The run's decode settings as thinker arguments: temperature 0 is greedy decoding."""
-    out: dict[str, Any] = {"thinker_max_new_tokens": int(decode.max_new_tokens)}
-    if decode.temperature > 0:
-        out.update(
-            thinker_do_sample=True,
-            thinker_temperature=float(decode.temperature),
-            thinker_top_p=float(decode.top_p),
-        )
-    else:
-        out["thinker_do_sample"] = False
-    return out
-
-
-def talker_settings(generate: Callable[..., Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """The talker arguments ``generate`` will use: its signature's defaults, then ``overrides``."""
-    params = inspect.signature(generate).parameters
-    out = {
-        k: p.default
-        for k, p in params.items()
-        if k.startswith("talker_") and p.default is not inspect.Parameter.empty
-    }
-    out.update(overrides)
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in out.items()}
-
-
-def optional_int(value: str | int | None, name: str) -> int | None:
-    """A positive integer model argument, or None when not given."""
-    if value in (None, ""):
-        return None
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer") from None
-    if n < 1:
-        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer")
-    return n
-
-
-def decode_text(processor: Any, sequences: Any, n_prompt: int) -> str:
-    """The reply text: generated ids after the prompt, special tokens dropped."""
-    ids = getattr(sequences, "sequences", sequences)[:, n_prompt:]
-    return processor.tokenizer.batch_decode(
-        ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
-    )[0].strip()
-
-
-def write_reply(wave: Any, sr: int, prefix: str) -> tuple[Path, dict[str, Any]]:
-    """Write the reply waveform (never rescaled: loudness is measured) and describe it.
-
-    Raises:
-        RuntimeError: the model returned no samples, or non-finite ones.
-    """
-    from stylebench.audio import write_wav
-
-    if hasattr(wave, "detach"):
-        wave = wave.detach().to("cpu").float().numpy()
-    mono = np.asarray(wave, dtype=np.float32).reshape(-1)
-    if mono.size == 0:
-        raise RuntimeError(f"{prefix}: the model returned no audio samples")
-    bad = int(np.sum(~np.isfinite(mono)))
-    if bad:
-        raise RuntimeError(f"{prefix}: the model returned {bad} non-finite audio samples")
-    path = scratch_wav(prefix)
-    write_wav(path, mono, sr)
-    stats = {
-        "audio_s": round(mono.size / sr, 3),
-        "peak": round(float(np.max(np.abs(mono))), 4),
-        "clipped_fraction": round(float(np.mean(np.abs(mono) >= 1.0)), 4),
-    }
-    return path, stats

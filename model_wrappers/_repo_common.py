@@ -5,7 +5,8 @@ transformers class: a cloned repository that must be importable, weights in a lo
 the Hugging Face hub, and pinned dependencies that conflict with each other. Each wrapper states
 its requirements in a :class:`RepoSpec`; the helpers here turn a missing piece into one actionable
 line (:class:`~stylebench.registry.MissingExtraError`), record revisions for the run manifest, and
-hold the small pieces of dialogue bookkeeping every wrapper needs. Nothing heavy is imported here.
+hold the small pieces of dialogue bookkeeping every wrapper needs. The base class the wrappers
+share is :class:`._repo_model.RepoModel`. Nothing heavy is imported here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,12 @@ class RepoSpec:
         import_name: a module whose import proves the model's code is usable here.
         install: one line saying how to get that code (clone, pip install, ...).
         weights: default weights, a hub id or "" when the user must give a local folder.
+        local_weights: the weights are a local folder given by --model-arg (``check`` looks
+            for none, even when ``weights`` names the hub id to download them from).
+        output_sr: the reply's sample rate (or how it is known), for the manifest.
+        official_sampling: the model's documented sampling settings, in its argument names.
+        run_mapping: DecodeConfig field -> the model's argument name, for ``sampling=run``.
+        history: how earlier turns reach the model, in words, for the manifest.
     """
 
     name: str
@@ -53,6 +60,11 @@ class RepoSpec:
     import_name: str
     install: str
     weights: str = ""
+    local_weights: bool = False
+    output_sr: int | str | None = None
+    official_sampling: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    run_mapping: Mapping[str, str] = field(default_factory=dict, compare=False)
+    history: str = ""
 
     def hint(self) -> str:
         """The one-line install hint used in every missing-package message."""

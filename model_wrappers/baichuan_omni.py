@@ -30,24 +30,14 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from stylebench.model_wrappers import _repo_common as rc
 from stylebench.model_wrappers import _repo_turns as rt
 from stylebench.model_wrappers._common import scratch_wav
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._repo_model import RepoModel
 from stylebench.records import DecodeConfig, Turn
 
-SPEC = rc.RepoSpec(
-    name="baichuan-omni-1.5",
-    repo_url="https://github.com/baichuan-inc/Baichuan-Omni-1.5",
-    import_name="generation",
-    install=(
-        "git clone https://github.com/baichuan-inc/Baichuan-Omni-1.5 and install "
-        "baichuan_omni_requirements.txt as its README says, then --model-arg repo=/path"
-    ),
-    weights="baichuan-inc/Baichuan-Omni-1d5",
-)
 SUBDIRS = ("web_demo", "third_party/cosy24k_vocoder")
 OUTPUT_SR = 24000  # web_demo/constants.py: sampling_rate
 MAX_ROUNDS = 100
@@ -60,14 +50,28 @@ OFFICIAL_SAMPLING = {
     "audio": {"max_new_tokens": 500, "do_sample": True, "temperature": 0.5, "top_k": 5,
               "top_p": 0.85, "repetition_penalty": 1.3},
 }  # fmt: skip
+SPEC = rc.RepoSpec(
+    name="baichuan-omni-1.5",
+    repo_url="https://github.com/baichuan-inc/Baichuan-Omni-1.5",
+    import_name="generation",
+    install=(
+        "git clone https://github.com/baichuan-inc/Baichuan-Omni-1.5 and install "
+        "baichuan_omni_requirements.txt as its README says, then --model-arg repo=/path"
+    ),
+    weights="baichuan-inc/Baichuan-Omni-1d5",
+    output_sr=OUTPUT_SR,
+    official_sampling=OFFICIAL_SAMPLING,
+    history="audio: user turns as audio references, replies as text interleaved with "
+    "their audio segments (whole reply wav when segments are gone)",
+)
 NEXT_TEXT_STOPS = [",", "!", "?", "，", "。", "！", "？", ". "]  # the demo's sentence stops
 
 
-class BaichuanOmniModel(SpeechModel):
+class BaichuanOmniModel(RepoModel):
     """Baichuan-Omni-1.5 (baichuan-inc), official multi-turn speech demo path."""
 
     name = "baichuan-omni-1.5"
-    spec: ClassVar[rc.RepoSpec] = SPEC
+    spec = SPEC
 
     def __init__(
         self,
@@ -77,8 +81,7 @@ class BaichuanOmniModel(SpeechModel):
         device: str = "cuda",
         sampling: str = rc.OFFICIAL,
     ) -> None:
-        self.sampling_mode = rc.arg_choice(sampling, "sampling", (rc.OFFICIAL, rc.RUN))
-        self.repo, self.gen = rc.require_code(SPEC, repo, SUBDIRS)
+        self.gen = self.open_code(repo, sampling, SUBDIRS)
         constants = rc.require_package("constants", SPEC.hint())
         vocoder_mod = rc.require_package("cosy24k_vocoder", SPEC.hint())
         transformers = rc.require_package("transformers", SPEC.hint())
@@ -110,23 +113,8 @@ class BaichuanOmniModel(SpeechModel):
             "|".join(re.escape(t) for t in ("<|endoftext|>", self.gen_start, self.gen_end))
         )
 
-    @classmethod
-    def check(cls) -> tuple[str, str]:
-        return rc.check_spec(SPEC)
-
-    def describe(self) -> dict[str, Any]:
-        return rc.describe_repo_model(
-            SPEC,
-            weights=self.weights,
-            code=self.code_revision,
-            history="audio: user turns as audio references, replies as text interleaved with "
-            "their audio segments (whole reply wav when segments are gone)",
-            sampling_mode=self.sampling_mode,
-            sampling=OFFICIAL_SAMPLING,
-            output_sr=OUTPUT_SR,
-            system_prompt_sha256=_sha(self.system_prompt),
-            max_rounds=MAX_ROUNDS,
-        )
+    def describe_extra(self) -> dict[str, Any]:
+        return {"system_prompt_sha256": _sha(self.system_prompt), "max_rounds": MAX_ROUNDS}
 
     def segment_ref(self, wav: str) -> str:
         return self.gen_start + json.dumps({"path": wav}, ensure_ascii=False) + self.gen_end

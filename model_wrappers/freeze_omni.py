@@ -28,13 +28,18 @@ import math
 from argparse import Namespace
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from stylebench.model_wrappers import _repo_common as rc
 from stylebench.model_wrappers import _repo_turns as rt
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._repo_model import RepoModel
 from stylebench.records import DecodeConfig, Turn
 
+OUTPUT_SR = 24000
+INPUT_SR = 16000
+#: scripts/run_inference.sh and the README quick start; 128 text tokens is bin/inference.py's cap
+OFFICIAL_SAMPLING = {"top_k": 20, "top_p": 0.8, "temperature": 0.8, "max_new_tokens": 128}
+RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
 SPEC = rc.RepoSpec(
     name="freeze-omni",
     repo_url="https://github.com/VITA-MLLM/Freeze-Omni",
@@ -44,21 +49,22 @@ SPEC = rc.RepoSpec(
         "Freeze-Omni/requirements.txt, then --model-arg repo=/path/to/Freeze-Omni"
     ),
     weights="VITA-MLLM/Freeze-Omni",
+    local_weights=True,
+    output_sr=OUTPUT_SR,
+    official_sampling=OFFICIAL_SAMPLING,
+    run_mapping=RUN_MAPPING,
+    history="audio: the model's own KV-cache state carried from turn to turn, as the "
+    "official server does (replayed, and flagged, after a restart)",
 )
-OUTPUT_SR = 24000
-INPUT_SR = 16000
-#: scripts/run_inference.sh and the README quick start; 128 text tokens is bin/inference.py's cap
-OFFICIAL_SAMPLING = {"top_k": 20, "top_p": 0.8, "temperature": 0.8, "max_new_tokens": 128}
-RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
 CODEC = {"codec_chunk_size": 40, "codec_padding_size": 10, "decoder_topk": 2}
 SENTENCE_ENDS = ("。", "：", "？", "！", ".", "?", "!", "\n")  # where bin/inference.py synthesises
 
 
-class FreezeOmniModel(SpeechModel):
+class FreezeOmniModel(RepoModel):
     """Freeze-Omni (VITA-MLLM), official pipeline + llm2TTS path, KV-cache history."""
 
     name = "freeze-omni"
-    spec: ClassVar[rc.RepoSpec] = SPEC
+    spec = SPEC
 
     def __init__(
         self,
@@ -68,8 +74,7 @@ class FreezeOmniModel(SpeechModel):
         device: str = "cuda",
         sampling: str = rc.OFFICIAL,
     ) -> None:
-        self.sampling_mode = rc.arg_choice(sampling, "sampling", (rc.OFFICIAL, rc.RUN))
-        self.repo, pipeline_mod = rc.require_code(SPEC, repo)
+        pipeline_mod = self.open_code(repo, sampling)
         llm2tts = rc.require_package("models.decoder.llm2tts", SPEC.hint())
         self.script = rc.require_package("bin.inference", SPEC.hint())
         self.ckpt = rc.require_local_dir(
@@ -87,35 +92,24 @@ class FreezeOmniModel(SpeechModel):
         self.role = system_role(self.repo)
         rc.use_cuda_device(device)  # the pipeline places everything on the current CUDA device
         self.code_revision = rc.code_revision(self.repo, pipeline_mod)
+        self.weights = str(self.ckpt)
         self.args = Namespace(model_path=str(self.ckpt), llm_path=str(self.llm), **_sampler())
         self.pipeline = pipeline_mod.inferencePipeline(self.args)
         self.tts = llm2tts.llm2TTS(str(self.ckpt))
         self.chunker = self.script.audioEncoderProcessor()
         self.states = rt.StateCache(size=2)
 
-    @classmethod
-    def check(cls) -> tuple[str, str]:
-        return rc.check_spec(SPEC, weights="")
-
-    def describe(self) -> dict[str, Any]:
-        return rc.describe_repo_model(
-            SPEC,
-            weights=str(self.ckpt),
-            code=self.code_revision,
-            history="audio: the model's own KV-cache state carried from turn to turn, as the "
-            "official server does (replayed, and flagged, after a restart)",
-            sampling_mode=self.sampling_mode,
-            sampling=OFFICIAL_SAMPLING,
-            output_sr=OUTPUT_SR,
-            llm=str(self.llm),
-            llm_revision=rc.weights_revision(str(self.llm)),
-            codec=CODEC,
-        )
+    def describe_extra(self) -> dict[str, Any]:
+        return {
+            "llm": str(self.llm),
+            "llm_revision": rc.weights_revision(str(self.llm)),
+            "codec": CODEC,
+        }
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch
 
-        sampling = rc.sampling_for(self.sampling_mode, OFFICIAL_SAMPLING, decode, RUN_MAPPING)
+        sampling = self.turn_sampling(decode)
         for key in ("top_k", "top_p", "temperature"):  # speech_dialogue reads them from args
             setattr(self.args, key, sampling[key])
         pairs = rt.dialogue_pairs(history)

@@ -27,12 +27,19 @@ import ast
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from stylebench.model_wrappers import _repo_common as rc
 from stylebench.model_wrappers import _repo_turns as rt
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._repo_model import RepoModel
 from stylebench.records import DecodeConfig, Turn
+
+OUTPUT_SR = 22050
+BLOCK_SIZES = (25, 50, 100, 150, 200)  # web_demo.py's streaming schedule
+TEXT_PER_BLOCK, AUDIO_PER_BLOCK = 13, 26  # the interleave the system prompt asks for
+#: the web demo's defaults
+OFFICIAL_SAMPLING = {"temperature": 0.2, "top_p": 0.8, "max_new_tokens": 2000}
+RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
 
 SPEC = rc.RepoSpec(
     name="glm-4-voice",
@@ -43,20 +50,19 @@ SPEC = rc.RepoSpec(
         "GLM-4-Voice/requirements.txt, then --model-arg repo=/path/to/GLM-4-Voice"
     ),
     weights="THUDM/glm-4-voice-9b",
+    output_sr=OUTPUT_SR,
+    official_sampling=OFFICIAL_SAMPLING,
+    run_mapping=RUN_MAPPING,
+    history="audio: earlier turns as their speech tokens and the model's own "
+    "interleaved completions (re-tokenised reply + text when the completion is absent)",
 )
-OUTPUT_SR = 22050
-BLOCK_SIZES = (25, 50, 100, 150, 200)  # web_demo.py's streaming schedule
-TEXT_PER_BLOCK, AUDIO_PER_BLOCK = 13, 26  # the interleave the system prompt asks for
-#: the web demo's defaults
-OFFICIAL_SAMPLING = {"temperature": 0.2, "top_p": 0.8, "max_new_tokens": 2000}
-RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
 
 
-class GLM4VoiceModel(SpeechModel):
+class GLM4VoiceModel(RepoModel):
     """GLM-4-Voice-9B (THUDM / zai-org), official tokenizer + flow/HiFT decoder path."""
 
     name = "glm-4-voice"
-    spec: ClassVar[rc.RepoSpec] = SPEC
+    spec = SPEC
 
     def __init__(
         self,
@@ -67,9 +73,8 @@ class GLM4VoiceModel(SpeechModel):
         device: str = "cuda",
         sampling: str = rc.OFFICIAL,
     ) -> None:
-        self.sampling_mode = rc.arg_choice(sampling, "sampling", (rc.OFFICIAL, rc.RUN))
         # web_demo.py puts these two folders on the path before importing the decoder
-        self.repo, utils = rc.require_code(SPEC, repo, ("", "cosyvoice", "third_party/Matcha-TTS"))
+        utils = self.open_code(repo, sampling, ("", "cosyvoice", "third_party/Matcha-TTS"))
         flow = rc.require_package("flow_inference", SPEC.hint())
         whisper_vq = rc.require_package("speech_tokenizer.modeling_whisper", SPEC.hint())
         transformers = rc.require_package("transformers", SPEC.hint())
@@ -104,25 +109,13 @@ class GLM4VoiceModel(SpeechModel):
         self.audio_offset = self.glm_tokenizer.convert_tokens_to_ids("<|audio_0|>")
         self.end_token_id = self.glm_tokenizer.convert_tokens_to_ids("<|user|>")
 
-    @classmethod
-    def check(cls) -> tuple[str, str]:
-        return rc.check_spec(SPEC)
-
-    def describe(self) -> dict[str, Any]:
-        return rc.describe_repo_model(
-            SPEC,
-            weights=self.weights,
-            code=self.code_revision,
-            history="audio: earlier turns as their speech tokens and the model's own "
-            "interleaved completions (re-tokenised reply + text when the completion is absent)",
-            sampling_mode=self.sampling_mode,
-            sampling=OFFICIAL_SAMPLING,
-            output_sr=OUTPUT_SR,
-            tokenizer=self.tokenizer_path,
-            tokenizer_revision=rc.weights_revision(self.tokenizer_path),
-            decoder_revision=rc.weights_revision(str(self.decoder_dir)),
-            decoder_blocks=list(BLOCK_SIZES),
-        )
+    def describe_extra(self) -> dict[str, Any]:
+        return {
+            "tokenizer": self.tokenizer_path,
+            "tokenizer_revision": rc.weights_revision(self.tokenizer_path),
+            "decoder_revision": rc.weights_revision(str(self.decoder_dir)),
+            "decoder_blocks": list(BLOCK_SIZES),
+        }
 
     def speech_tokens(self, wav: str) -> list[int]:
         tokens = list(self.extract_speech_token(self.whisper, self.feature_extractor, [wav])[0])
@@ -166,7 +159,7 @@ class GLM4VoiceModel(SpeechModel):
         import torch
 
         prompt, rebuilt = self.prompt(history, user_turn)
-        sampling = rc.sampling_for(self.sampling_mode, OFFICIAL_SAMPLING, decode, RUN_MAPPING)
+        sampling = self.turn_sampling(decode)
         rc.seed_all(decode.seed)
         inputs = self.glm_tokenizer([prompt], return_tensors="pt").to(self.device)
         with torch.inference_mode():

@@ -17,23 +17,13 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from stylebench.model_wrappers import _repo_common as rc
 from stylebench.model_wrappers import _repo_turns as rt
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._repo_model import RepoModel
 from stylebench.records import DecodeConfig, Turn
 
-SPEC = rc.RepoSpec(
-    name="kimi-audio",
-    repo_url="https://github.com/MoonshotAI/Kimi-Audio",
-    import_name="kimia_infer.api.kimia",
-    install=(
-        "git clone https://github.com/MoonshotAI/Kimi-Audio && pip install -r "
-        "Kimi-Audio/requirements.txt && pip install -e Kimi-Audio (or --model-arg repo=/path)"
-    ),
-    weights="moonshotai/Kimi-Audio-7B-Instruct",
-)
 OUTPUT_SR = 24000  # the detokenizer's rate, as infer.py writes it
 #: the sampling parameters of the official README and infer.py
 OFFICIAL_SAMPLING = {
@@ -48,14 +38,27 @@ OFFICIAL_SAMPLING = {
 }
 #: in run mode only the text stream follows the run's temperature: greedy audio tokens degenerate
 RUN_MAPPING = {"temperature": "text_temperature"}
+SPEC = rc.RepoSpec(
+    name="kimi-audio",
+    repo_url="https://github.com/MoonshotAI/Kimi-Audio",
+    import_name="kimia_infer.api.kimia",
+    install=(
+        "git clone https://github.com/MoonshotAI/Kimi-Audio && pip install -r "
+        "Kimi-Audio/requirements.txt && pip install -e Kimi-Audio (or --model-arg repo=/path)"
+    ),
+    weights="moonshotai/Kimi-Audio-7B-Instruct",
+    output_sr=OUTPUT_SR,
+    official_sampling=OFFICIAL_SAMPLING,
+    run_mapping=RUN_MAPPING,
+)
 HISTORY_MODES = ("audio-text", "text")
 
 
-class KimiAudioModel(SpeechModel):
+class KimiAudioModel(RepoModel):
     """Kimi-Audio-7B-Instruct (MoonshotAI), official kimia_infer inference path."""
 
     name = "kimi-audio"
-    spec: ClassVar[rc.RepoSpec] = SPEC
+    spec = SPEC
 
     def __init__(
         self,
@@ -66,8 +69,7 @@ class KimiAudioModel(SpeechModel):
         sampling: str = rc.OFFICIAL,
     ) -> None:
         self.history_mode = rc.arg_choice(history, "history", HISTORY_MODES)
-        self.sampling_mode = rc.arg_choice(sampling, "sampling", (rc.OFFICIAL, rc.RUN))
-        self.repo, module = rc.require_code(SPEC, repo)
+        module = self.open_code(repo, sampling)
         self.code_revision = rc.code_revision(self.repo, module)
         if self.history_mode == "audio-text" and not _supports_audio_text():
             raise ValueError(
@@ -79,26 +81,15 @@ class KimiAudioModel(SpeechModel):
         with rc.loading_weights(SPEC, self.weights):
             self.model = module.KimiAudio(model_path=self.weights, load_detokenizer=True)
 
-    @classmethod
-    def check(cls) -> tuple[str, str]:
-        return rc.check_spec(SPEC)
+    def history_note(self) -> str:
+        if self.history_mode == "audio-text":
+            return (
+                "audio: earlier replies as audio-text (reply wav + its text), user turns as audio"
+            )
+        return "text fallback: earlier replies as text only, user turns as audio"
 
-    def describe(self) -> dict[str, Any]:
-        history = (
-            "audio: earlier replies as audio-text (reply wav + its text), user turns as audio"
-            if self.history_mode == "audio-text"
-            else "text fallback: earlier replies as text only, user turns as audio"
-        )
-        return rc.describe_repo_model(
-            SPEC,
-            weights=self.weights,
-            code=self.code_revision,
-            history=history,
-            sampling_mode=self.sampling_mode,
-            sampling=OFFICIAL_SAMPLING,
-            output_sr=OUTPUT_SR,
-            run_mapping=RUN_MAPPING,
-        )
+    def describe_extra(self) -> dict[str, Any]:
+        return {"run_mapping": RUN_MAPPING}
 
     def messages(self, history: Sequence[Turn], user_turn: Turn) -> list[dict[str, Any]]:
         """The ``chats`` list ``KimiAudio.generate`` takes (see prompt_manager.get_prompt)."""
@@ -115,7 +106,7 @@ class KimiAudioModel(SpeechModel):
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         msgs = self.messages(history, user_turn)
-        sampling = rc.sampling_for(self.sampling_mode, OFFICIAL_SAMPLING, decode, RUN_MAPPING)
+        sampling = self.turn_sampling(decode)
         rc.seed_all(decode.seed)
         wav, text = self.model.generate(msgs, output_type="both", **sampling)
         if wav is None:

@@ -25,13 +25,19 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from stylebench.model_wrappers import _repo_common as rc
 from stylebench.model_wrappers import _repo_turns as rt
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._repo_model import RepoModel
 from stylebench.records import DecodeConfig, Turn
 
+SUBDIRS = ("", "third_party/Matcha-TTS")  # run_cosy2_decoder.py imports cosyvoice and matcha
+OUTPUT_SR = 24000  # run_cosy2_decoder.py saves at 24 kHz
+N_MELS = 128  # Whisper-large-v3 features
+#: run_llama_omni2.py's defaults as the README runs it (--temperature 0: greedy)
+OFFICIAL_SAMPLING = {"temperature": 0.0, "top_p": None, "top_k": None, "max_new_tokens": 256}
+RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
 SPEC = rc.RepoSpec(
     name="llama-omni2",
     repo_url="https://github.com/ictnlp/LLaMA-Omni2",
@@ -41,20 +47,20 @@ SPEC = rc.RepoSpec(
         "then --model-arg repo=/path/to/LLaMA-Omni2"
     ),
     weights="ICTNLP/LLaMA-Omni2-7B-Bilingual",
+    local_weights=True,
+    output_sr=OUTPUT_SR,
+    official_sampling=OFFICIAL_SAMPLING,
+    run_mapping=RUN_MAPPING,
+    history="user turns as audio (Whisper log-mels), earlier replies as text "
+    "(the official multi-turn format)",
 )
-SUBDIRS = ("", "third_party/Matcha-TTS")  # run_cosy2_decoder.py imports cosyvoice and matcha
-OUTPUT_SR = 24000  # run_cosy2_decoder.py saves at 24 kHz
-N_MELS = 128  # Whisper-large-v3 features
-#: run_llama_omni2.py's defaults as the README runs it (--temperature 0: greedy)
-OFFICIAL_SAMPLING = {"temperature": 0.0, "top_p": None, "top_k": None, "max_new_tokens": 256}
-RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
 
 
-class LlamaOmni2Model(SpeechModel):
+class LlamaOmni2Model(RepoModel):
     """LLaMA-Omni2 (ictnlp), official inference + CosyVoice 2 decoder path."""
 
     name = "llama-omni2"
-    spec: ClassVar[rc.RepoSpec] = SPEC
+    spec = SPEC
 
     def __init__(
         self,
@@ -66,9 +72,8 @@ class LlamaOmni2Model(SpeechModel):
         device: str = "cuda",
         sampling: str = rc.OFFICIAL,
     ) -> None:
-        self.sampling_mode = rc.arg_choice(sampling, "sampling", (rc.OFFICIAL, rc.RUN))
         self.prompt_lang = rc.arg_choice(prompt_lang, "prompt_lang", ("auto", "en", "zh"))
-        self.repo, model_mod = rc.require_code(SPEC, repo, SUBDIRS)
+        model_mod = self.open_code(repo, sampling, SUBDIRS)
         constants = rc.require_package("llama_omni2.constants", SPEC.hint())
         cosy = rc.require_package("llama_omni2.inference.run_cosy2_decoder", SPEC.hint())
         self.whisper = rc.require_package("whisper", SPEC.hint())
@@ -108,25 +113,13 @@ class LlamaOmni2Model(SpeechModel):
         self.speaker = {lang: cosy.load_wav(str(prompts / f"prompt_{lang}.wav"), 16000)
                         for lang in ("en", "zh")}  # fmt: skip
 
-    @classmethod
-    def check(cls) -> tuple[str, str]:
-        return rc.check_spec(SPEC, weights="")
-
-    def describe(self) -> dict[str, Any]:
-        return rc.describe_repo_model(
-            SPEC,
-            weights=self.weights,
-            code=self.code_revision,
-            history="user turns as audio (Whisper log-mels), earlier replies as text "
-            "(the official multi-turn format)",
-            sampling_mode=self.sampling_mode,
-            sampling=OFFICIAL_SAMPLING,
-            output_sr=OUTPUT_SR,
-            decoder=str(self.decoder_dir),
-            decoder_revision=rc.weights_revision(str(self.decoder_dir)),
-            speech_encoder=self.speech_encoder,
-            prompt_lang=self.prompt_lang,
-        )
+    def describe_extra(self) -> dict[str, Any]:
+        return {
+            "decoder": str(self.decoder_dir),
+            "decoder_revision": rc.weights_revision(str(self.decoder_dir)),
+            "speech_encoder": self.speech_encoder,
+            "prompt_lang": self.prompt_lang,
+        }
 
     def conversation(self, history: Sequence[Turn], user_turn: Turn) -> tuple[list, list[str]]:
         """Chat messages and the user wavs, in the order their features are consumed."""
@@ -162,7 +155,7 @@ class LlamaOmni2Model(SpeechModel):
 
         messages, wavs = self.conversation(history, user_turn)
         input_ids, speech, lengths = self.inputs(messages, wavs)
-        sampling = rc.sampling_for(self.sampling_mode, OFFICIAL_SAMPLING, decode, RUN_MAPPING)
+        sampling = self.turn_sampling(decode)
         temperature = sampling["temperature"] or 0.0
         rc.seed_all(decode.seed)
         with torch.inference_mode():

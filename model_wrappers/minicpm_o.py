@@ -24,14 +24,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from stylebench.model_wrappers import _repo_common as rc
 from stylebench.model_wrappers import _repo_turns as rt
 from stylebench.model_wrappers._common import scratch_wav
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._repo_model import RepoModel
 from stylebench.records import DecodeConfig, Turn
 
+INPUT_SR = 16000
+MODES = ("audio_assistant", "audio_roleplay", "default")
+#: the README's speech-conversation call (chat() adds top_p 0.8, top_k 100, rep. penalty 1.05)
+OFFICIAL_SAMPLING = {"sampling": True, "temperature": 0.3, "max_new_tokens": 128}
+RUN_MAPPING = {"temperature": "temperature", "max_new_tokens": "max_new_tokens"}
 SPEC = rc.RepoSpec(
     name="minicpm-o-2.6",
     repo_url="https://github.com/OpenBMB/MiniCPM-o",
@@ -41,20 +46,20 @@ SPEC = rc.RepoSpec(
         "beside torch/torchaudio 2.2-2.3"
     ),
     weights="openbmb/MiniCPM-o-2_6",
+    output_sr="as returned by chat() (24 kHz for the 2.6 vocoder)",
+    official_sampling=OFFICIAL_SAMPLING,
+    run_mapping=RUN_MAPPING,
+    history="user turns as audio (16 kHz arrays), earlier replies as text "
+    "(the README's multi-turn recipe)",
 )
-INPUT_SR = 16000
-MODES = ("audio_assistant", "audio_roleplay", "default")
-#: the README's speech-conversation call (chat() adds top_p 0.8, top_k 100, rep. penalty 1.05)
-OFFICIAL_SAMPLING = {"sampling": True, "temperature": 0.3, "max_new_tokens": 128}
-RUN_MAPPING = {"temperature": "temperature", "max_new_tokens": "max_new_tokens"}
 log = logging.getLogger(__name__)
 
 
-class MiniCPMOModel(SpeechModel):
+class MiniCPMOModel(RepoModel):
     """MiniCPM-o 2.6 (OpenBMB), transformers remote code, model.chat with generate_audio."""
 
     name = "minicpm-o-2.6"
-    spec: ClassVar[rc.RepoSpec] = SPEC
+    spec = SPEC
 
     def __init__(
         self,
@@ -68,13 +73,15 @@ class MiniCPMOModel(SpeechModel):
     ) -> None:
         self.mode = rc.arg_choice(mode, "mode", MODES)
         self.language = rc.arg_choice(language, "language", ("en", "zh"))
-        self.sampling_mode = rc.arg_choice(sampling, "sampling", (rc.OFFICIAL, rc.RUN))
-        _, transformers = rc.require_code(SPEC, None)
+        transformers = self.open_code(None, sampling)
         torch = rc.require_package("torch", SPEC.hint())
         self.weights = rc.require_weights(path, SPEC)
         self.ref_audio_path = ref_audio
         ref = _load_16k(ref_audio) if ref_audio else None
         self.transformers_version = getattr(transformers, "__version__", "unknown")
+        self.code_revision = (
+            f"transformers {self.transformers_version} + the checkpoint's remote code"
+        )
         if not self.transformers_version.startswith("4.44"):
             log.warning(
                 "MiniCPM-o 2.6's remote code is documented with transformers 4.44.2, found %s; "
@@ -99,25 +106,14 @@ class MiniCPMOModel(SpeechModel):
         self.model.tts.float()
         self.sys_msg = self.model.get_sys_prompt(ref_audio=ref, mode=self.mode, language=language)
 
-    @classmethod
-    def check(cls) -> tuple[str, str]:
-        return rc.check_spec(SPEC)
-
-    def describe(self) -> dict[str, Any]:
-        return rc.describe_repo_model(
-            SPEC,
-            weights=self.weights,
-            code=f"transformers {self.transformers_version} + the checkpoint's remote code",
-            history="user turns as audio (16 kHz arrays), earlier replies as text "
-            "(the README's multi-turn recipe)",
-            sampling_mode=self.sampling_mode,
-            sampling=OFFICIAL_SAMPLING,
-            output_sr="as returned by chat() (24 kHz for the 2.6 vocoder)",
-            mode=self.mode,
-            language=self.language,
-            ref_audio=self.ref_audio_path,
-            ref_audio_sha256=rt.file_sha256(self.ref_audio_path) if self.ref_audio_path else None,
-        )
+    def describe_extra(self) -> dict[str, Any]:
+        ref = self.ref_audio_path
+        return {
+            "mode": self.mode,
+            "language": self.language,
+            "ref_audio": ref,
+            "ref_audio_sha256": rt.file_sha256(ref) if ref else None,
+        }
 
     def messages(self, history: Sequence[Turn], user_turn: Turn) -> list[dict[str, Any]]:
         """``msgs`` for ``model.chat``: system message, then user audio / assistant text."""
@@ -132,7 +128,7 @@ class MiniCPMOModel(SpeechModel):
         import soundfile as sf
 
         msgs = self.messages(history, user_turn)
-        sampling = rc.sampling_for(self.sampling_mode, OFFICIAL_SAMPLING, decode, RUN_MAPPING)
+        sampling = self.turn_sampling(decode)
         rc.seed_all(decode.seed)
         path = scratch_wav(self.name)
         res = self.model.chat(

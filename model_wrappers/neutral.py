@@ -1,9 +1,17 @@
 """``neutral``: the floor row. Same voice and content as ``reference``, instructions ignored.
 
 To look like a real model that simply does not follow style instructions, each turn opens with a
-different short lead-in and carries a small seeded jitter (rate +-3%, pitch +-0.3 semitone,
-level +-0.4 dB: all below the scoring thresholds). Its VSP is the metric's false-positive rate
-under realistic turn-to-turn variation, and should stay near 0.
+different short lead-in and carries a small seeded jitter (rate +-2%, pitch +-0.3 semitone,
+level +-0.4 dB, so that two turns differ by less than each scoring threshold: 5 % rate, 1
+semitone, 1 dB). Its VSP is the metric's false-positive rate under realistic turn-to-turn
+variation, and should stay near 0.
+
+The lead-ins are rate-neutral by construction: every turn, turn 1 included, has one, each is two
+syllables followed by a comma (no sentence break), so no turn gains a pause or loses syllables
+that the others do not. (Version 1 opened turns 2 and 3 only, with a full sentence ("Sure.");
+the added sentence pause made those turns about 5-10 % slower in syllables per minute over the
+speech span, a real slowdown that the speed metric rightly saw, and gave neutral a speed VSP of
+up to 67 % in attenuate cells.)
 """
 
 from __future__ import annotations
@@ -19,10 +27,10 @@ from stylebench.synth.base import Style
 from stylebench.synth.espeak import VOICES, EspeakSynth
 
 LEAD_INS = {
-    "en": ("", "Sure.", "Okay, again."),
-    "zh": ("", "好的。", "行，再说一遍。"),
+    "en": ("Alright,", "Okay,", "Sure thing,"),
+    "zh": ("好的，", "行吧，", "可以，"),
 }
-JITTER = {"rate": 0.03, "pitch_st": 0.3, "gain_db": 0.4}
+JITTER = {"rate": 0.02, "pitch_st": 0.3, "gain_db": 0.4}
 
 
 class NeutralModel(SpeechModel):
@@ -37,7 +45,7 @@ class NeutralModel(SpeechModel):
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "revision": "1",
+            "revision": "2",
             "tts": self.synth.version(),
             "voices": {k: v.id for k, v in self.voices.items()},
             "jitter": JITTER,

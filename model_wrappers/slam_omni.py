@@ -25,11 +25,11 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from stylebench.model_wrappers import _repo_common as rc
 from stylebench.model_wrappers import _repo_turns as rt
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._repo_model import RepoModel
 from stylebench.records import DecodeConfig, Turn
 
 SPEC = rc.RepoSpec(
@@ -40,6 +40,7 @@ SPEC = rc.RepoSpec(
         "git clone https://github.com/X-LANCE/SLAM-LLM && pip install -e SLAM-LLM && pip install "
         "-r SLAM-LLM/examples/s2s/requirements.txt, then --model-arg repo=/path/to/SLAM-LLM"
     ),
+    local_weights=True,
 )
 SUBDIRS = ("examples/s2s", "src")  # where the s2s example and slam_llm live in the checkout
 PROMPT_YAML = "examples/s2s/conf/prompt.yaml"
@@ -47,11 +48,11 @@ RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens":
 log = logging.getLogger(__name__)
 
 
-class SlamOmniModel(SpeechModel):
+class SlamOmniModel(RepoModel):
     """SLAM-Omni (X-LANCE/SLAM-LLM examples/s2s), official multi-round online path."""
 
     name = "slam-omni"
-    spec: ClassVar[rc.RepoSpec] = SPEC
+    spec = SPEC
 
     def __init__(
         self,
@@ -60,8 +61,7 @@ class SlamOmniModel(SpeechModel):
         device: str = "cuda",
         sampling: str = rc.OFFICIAL,
     ) -> None:
-        self.sampling_mode = rc.arg_choice(sampling, "sampling", (rc.OFFICIAL, rc.RUN))
-        self.repo, self.gen = rc.require_code(SPEC, repo, SUBDIRS)
+        self.gen = self.open_code(repo, sampling, SUBDIRS)
         omegaconf = rc.require_package("omegaconf", SPEC.hint())
         runner = rc.require_package("inference_s2s", SPEC.hint())
         model_utils = rc.require_package("slam_llm.utils.model_utils", SPEC.hint())
@@ -108,10 +108,6 @@ class SlamOmniModel(SpeechModel):
         module, _, func = file_spec.partition(":")
         if module and not Path(module).is_absolute() and self.repo is not None:
             cfg.model_config.file = f"{self.repo / module}:{func or 'model_factory'}"
-
-    @classmethod
-    def check(cls) -> tuple[str, str]:
-        return rc.check_spec(SPEC, weights="")
 
     def describe(self) -> dict[str, Any]:
         oc = rc.require_package("omegaconf", SPEC.hint()).OmegaConf

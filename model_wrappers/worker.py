@@ -14,19 +14,15 @@ Failure handling, all turned into exceptions the respond stage records as error 
 - the worker fails to start ``max_failed_starts`` times in a row: every later call fails at once.
 
 The worker's stderr (and anything its libraries print) goes to ``log_path``; the last lines of it
-are quoted in every error message.
+are quoted in every error message. Starting, talking to and stopping one worker process is
+:mod:`worker_process`; this module decides when to start one and what its failures mean.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import logging
 import os
-import select
-import signal
 import subprocess
 import threading
-import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import replace
@@ -35,38 +31,20 @@ from typing import Any
 
 from stylebench.model_wrappers import worker_protocol as wp
 from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers.worker_process import (  # noqa: F401 - public names of this module
+    INSTALL_HINT,
+    TAIL_LINES,
+    WORKER_MODULE,
+    CannotSpawn,
+    WorkerError,
+    WorkerProcess,
+    WorkerStartError,
+    WorkerTimeout,
+    kill,
+    log,
+)
 from stylebench.records import DecodeConfig, Turn
 from stylebench.registry import MissingExtraError
-
-log = logging.getLogger(__name__)
-WORKER_MODULE = "stylebench.model_wrappers.worker_main"
-INSTALL_HINT = "pip install -e /path/to/stylebench --no-deps (see docs/models.md#worker)"
-TAIL_LINES = 12
-
-
-class WorkerError(RuntimeError):
-    """The worker failed: the model raised, the process died, or it timed out."""
-
-
-class WorkerTimeout(WorkerError):
-    """The worker did not answer in time and was killed."""
-
-
-class WorkerStartError(WorkerError):
-    """The worker could not load the model when the run began (the run cannot go on)."""
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """Kill the worker and everything it started (it leads its own process group)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        log.warning("worker pid %s did not exit after SIGKILL", proc.pid)
 
 
 def _absolute(turn: Turn) -> Turn:
@@ -114,9 +92,7 @@ class WorkerModel(SpeechModel):
         self.starts = 0
         self.failed_starts = 0
         self.ready: wp.Ready | None = None
-        self._proc: subprocess.Popen | None = None
-        self._buf = b""
-        self._log_offset = 0
+        self._worker = WorkerProcess(python, self.log_path)
         self._lock = threading.Lock()
         self._start(first=True)
 
@@ -133,9 +109,10 @@ class WorkerModel(SpeechModel):
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None:
-                if self._proc is not None:
-                    self._stop(f"worker pid {self._proc.pid} had exited")
+            proc = self._worker.proc
+            if proc is None or proc.poll() is not None:
+                if proc is not None:
+                    self._worker.stop(f"worker pid {proc.pid} had exited")
                 if self.failed_starts >= self.max_failed_starts:
                     raise WorkerError(
                         f"worker failed to start {self.failed_starts} times in a row; giving up "
@@ -143,53 +120,33 @@ class WorkerModel(SpeechModel):
                     )
                 self._start(first=False)
             request = wp.Respond(tuple(_absolute(t) for t in history), _absolute(user_turn), decode)
-            msg = self._exchange(request, self.turn_timeout_s, "answering a turn")
+            msg = self._worker.exchange(request, self.turn_timeout_s, "answering a turn")
             if isinstance(msg, wp.Reply):
                 return msg.turn
             if isinstance(msg, wp.Error):
                 raise WorkerError(f"{msg.type}: {msg.message}{_tb_tail(msg.traceback)}")
-            self._stop("protocol error")
+            self._worker.stop("protocol error")
             raise WorkerError(f"worker sent {type(msg).__name__} instead of a reply")
 
     def close(self) -> None:
         """Ask the worker to exit; kill it if it does not within 10 s."""
         with self._lock:
-            proc, self._proc = self._proc, None
-            if proc is None:
-                return
-            try:
-                proc.stdin.write(wp.encode(wp.Shutdown()))
-                proc.stdin.close()
-                proc.wait(timeout=10)
-            except (OSError, ValueError, subprocess.TimeoutExpired):
-                _kill(proc)
-            self._note(f"worker pid {proc.pid} closed (exit code {proc.returncode})")
+            self._worker.close()
 
-    # -- process management -----------------------------------------------------------------
+    # -- starting ----------------------------------------------------------------------------
     def _start(self, *, first: bool) -> None:
         self.starts += 1
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._note(f"start #{self.starts}: {self.python} -m {WORKER_MODULE} ({self.init.model})")
-        self._log_offset = self.log_path.stat().st_size
-        with open(self.log_path, "ab") as err:
-            try:
-                self._proc = subprocess.Popen(
-                    [self.python, "-u", "-m", WORKER_MODULE],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                    start_new_session=True,  # one process group: a kill takes its children too
-                    close_fds=True,
-                )
-            except OSError as exc:
-                self.failed_starts += 1
-                raise (WorkerStartError if first else WorkerError)(
-                    f"cannot start {self.python}: {exc}"
-                ) from None
-        self._buf = b""
-        weakref.finalize(self, _kill, self._proc)
+        note = f"start #{self.starts}: {self.python} -m {WORKER_MODULE} ({self.init.model})"
         try:
-            msg = self._exchange(self.init, self.start_timeout_s, "loading the model")
+            proc = self._worker.spawn(note)
+        except CannotSpawn as exc:
+            self.failed_starts += 1
+            raise (WorkerStartError if first else WorkerError)(
+                f"cannot start {self.python}: {exc}"
+            ) from None
+        weakref.finalize(self, kill, proc)
+        try:
+            msg = self._worker.exchange(self.init, self.start_timeout_s, "loading the model")
         except WorkerError as exc:
             self.failed_starts += 1
             if first:
@@ -198,10 +155,10 @@ class WorkerModel(SpeechModel):
         if isinstance(msg, wp.Ready) and msg.protocol == wp.PROTOCOL_VERSION:
             self.ready = msg
             self.failed_starts = 0
-            self._note(f"start #{self.starts}: ready, pid {msg.pid}")
+            self._worker.note(f"start #{self.starts}: ready, pid {msg.pid}")
             return
         self.failed_starts += 1
-        self._stop("failed to load the model")
+        self._worker.stop("failed to load the model")
         if isinstance(msg, wp.Error):
             text = f"{msg.message} [in worker {self.python}]"
             if first and msg.type in ("MissingExtraError", "ModuleNotFoundError", "ImportError"):
@@ -213,81 +170,6 @@ class WorkerModel(SpeechModel):
                 f"loading {self.init.model} failed: {msg.type}: {text}{_tb_tail(msg.traceback)}"
             )
         raise WorkerStartError(f"worker answered init with {type(msg).__name__}")
-
-    def _stop(self, why: str) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            _kill(proc)
-            self._note(f"worker pid {proc.pid} stopped ({why}; exit code {proc.returncode})")
-
-    def _exchange(self, msg: Any, timeout_s: float, doing: str) -> Any:
-        """Send ``msg`` and wait for one answer line; death and timeouts raise WorkerError."""
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(wp.encode(msg))
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass  # it died; reading below reports how
-        fd = proc.stdout.fileno()
-        deadline = time.monotonic() + timeout_s
-        while b"\n" not in self._buf:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                pid = proc.pid
-                self._stop(f"no answer within {timeout_s:g} s while {doing}")
-                raise WorkerTimeout(
-                    f"worker pid {pid} gave no answer within {timeout_s:g} s while {doing}; "
-                    f"killed, a fresh worker starts on the next call{self._tail()}"
-                )
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                try:
-                    code = proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    code = None
-                pid = proc.pid
-                self._stop(f"closed its output while {doing}")
-                tail = self._tail()
-                if "No module named 'stylebench'" in tail:
-                    raise MissingExtraError(
-                        f"stylebench is not installed in the worker env {self.python}: "
-                        + INSTALL_HINT
-                    )
-                raise WorkerError(
-                    f"worker pid {pid} exited (code {code}) while {doing}; "
-                    f"a fresh worker starts on the next call{tail}"
-                )
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        try:
-            return wp.decode(line)
-        except ValueError as exc:
-            self._stop("protocol error")
-            raise WorkerError(f"{exc}{self._tail()}") from None
-
-    # -- the log -----------------------------------------------------------------------------
-    def _note(self, text: str) -> None:
-        stamp = dt.datetime.now().isoformat(timespec="seconds")
-        with open(self.log_path, "a", encoding="utf-8") as fh:
-            fh.write(f"=== [stylebench {stamp}] {text}\n")
-
-    def _tail(self) -> str:
-        """The last stderr lines of the current worker, as a suffix for error messages."""
-        try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(self._log_offset)
-                text = fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("=== [")]
-        if not lines:
-            return f" (worker stderr empty; log {self.log_path})"
-        quoted = "\n  ".join(lines[-TAIL_LINES:])
-        return f"\nlast worker stderr lines ({self.log_path}):\n  {quoted}"
 
 
 def _tb_tail(tb: str, n: int = 6) -> str:

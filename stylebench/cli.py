@@ -32,6 +32,11 @@ def _measure_flags(p: argparse.ArgumentParser) -> None:
         choices=["auto", "asr", "text", "nuclei"],
         help="speed estimate: auto (ASR, or the text channel when ASR is unreliable), asr, text, nuclei",
     )
+    g.add_argument(
+        "--transcript-max-error", type=float, metavar="RATE",
+        help="largest WER (en) / CER (zh) of a transcript against the model's text channel at "
+        "which the transcript is trusted for speed and judging (default 0.3)",
+    )  # fmt: skip
     g.add_argument("--pitch-st", type=float, help="pitch threshold in semitones (default 1)")
     g.add_argument("--volume-db", type=float, help="volume threshold in dB (default 1)")
     g.add_argument("--speed-pct", type=float, help="speed threshold in percent (default 5)")
@@ -51,8 +56,10 @@ def _measure_flags(p: argparse.ArgumentParser) -> None:
     j.add_argument("--judge-model", help="judge model: hub id, local path or served model name")
     j.add_argument("--judge-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
     j.add_argument(
-        "--judge-input", choices=["transcript", "text"],
-        help="judge the ASR transcripts of the replies (default) or the models' text channel",
+        "--judge-input", choices=["auto", "transcript", "text"],
+        help="what the judge reads: ASR transcripts of the replies, the models' text channel, or "
+        "auto (default: transcripts, except samples whose transcripts disagree with the text "
+        "channel by more than --transcript-max-error)",
     )  # fmt: skip
     j.add_argument("--judge-prompt", metavar="DIR", help="folder with your srd.txt and mrd.txt")
     j.add_argument("--judge-prompt-srd", metavar="PATH", help="your SRD prompt file")
@@ -162,6 +169,7 @@ _CONFIG_FLAGS = (
     "vad",
     "pitch_stat",
     "speed_source",
+    "transcript_max_error",
     "pitch_st",
     "volume_db",
     "speed_pct",

@@ -40,6 +40,9 @@ class RunConfig:
     vad: str = "silero"
     pitch_stat: str = "guarded_mean"  # guarded_mean | mean | median
     speed_source: str = "auto"  # auto | asr | text | nuclei (see stages.score.speed_key)
+    # a transcript whose WER/CER against the model's text channel is above this is not trusted
+    # for syllable counts (speed_source auto) or judging (judge_input auto): metrics.fidelity
+    transcript_max_error: float = 0.3
     f0_floor: float = 50.0
     f0_ceil: float = 800.0
     # scoring
@@ -59,7 +62,8 @@ class RunConfig:
     judge_cache: bool = True
     mrd_threshold: float = 40.0
     filter_mrd: bool = False
-    judge_input: str = "transcript"  # transcript (ASR of the reply audio) | text (text channel)
+    # auto: ASR transcripts, except samples whose transcripts disagree with the text channel
+    judge_input: str = "auto"  # auto | transcript (ASR of the reply audio) | text (text channel)
     # emotion (docs/metrics.md "Emotion")
     prosody_delta: float = 1.0  # prosodic intensity index, JND units (mean over four cues)
     emotion_probe: str = "none"  # none | emotion2vec
@@ -93,8 +97,14 @@ class RunConfig:
         for name in ("pitch_st", "volume_db", "speed_pct"):
             if getattr(self, name) < 0:
                 raise ValueError(f"threshold {name} must be >= 0")
-        if self.judge_input not in ("transcript", "text"):
-            raise ValueError(f"judge_input must be transcript or text, got {self.judge_input!r}")
+        if self.judge_input not in ("auto", "transcript", "text"):
+            raise ValueError(
+                f"judge_input must be auto, transcript or text, got {self.judge_input!r}"
+            )
+        if not self.transcript_max_error >= 0:
+            raise ValueError(
+                f"--transcript-max-error must be >= 0 (a WER/CER), got {self.transcript_max_error}"
+            )
         if not 0.0 <= self.mrd_threshold <= 100.0:
             raise ValueError(f"mrd_threshold is a percent in [0, 100], got {self.mrd_threshold}")
         if not self.turn_timeout_s > 0:

@@ -232,6 +232,20 @@ def _measure(
     return counts
 
 
+def _speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: list[Any]) -> str:
+    """Which rate estimate scored how many speed samples, and why."""
+    if cfg.speed_source != "auto":
+        return f"speed source: {cfg.speed_source} for all {len(speed_ids)} samples (--speed-source)"
+    by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
+    mismatch = {t.sample_id for t in turn_scores if "asr_text_mismatch" in t.flags}
+    return (
+        f"speed source (auto): {len(speed_ids - by_text)} samples from the ASR transcript, "
+        f"{len(by_text)} from the model's text channel because a turn's transcript was unreliable "
+        f"(flagged, missing, or WER/CER against the text channel > {cfg.transcript_max_error:g}: "
+        f"{len(mismatch)} samples)"
+    )
+
+
 def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str, Any]:
     from stylebench.emotion import emotion_notes, emotion_report_block
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
@@ -241,7 +255,9 @@ def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str,
 
     expected, _ = plan_features(store, samples, feature_config(cfg), _asr_key(cfg))
     features = store.load("features", expected)
-    turn_scores = collect_turn_scores(store, samples, features, cfg.pitch_stat, cfg.speed_source)
+    turn_scores = collect_turn_scores(
+        store, samples, features, cfg.pitch_stat, cfg.speed_source, cfg.transcript_max_error
+    )
     thresholds = Thresholds(pitch_st=cfg.pitch_st, volume_db=cfg.volume_db,
                             speed_pct=cfg.speed_pct, emotion_delta=cfg.prosody_delta)  # fmt: skip
     from stylebench.stages.judge import judge_report
@@ -254,12 +270,7 @@ def _report(store: RunStore, samples: list[Sample], cfg: RunConfig) -> dict[str,
     notes += judge_notes
     speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
     if speed_ids:
-        by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
-        notes.append(
-            f"speed source ({cfg.speed_source}): {len(speed_ids - by_text)} samples from the ASR "
-            f"transcript, {len(by_text)} from the model's text channel because the ASR was "
-            "unreliable on one of their turns (flagged)"
-        )
+        notes.append(_speed_source_note(cfg, speed_ids, turn_scores))
     if cfg.asr != "none" and cfg.asr_model in ("base", "tiny.en"):
         notes.append(
             f"ASR is Whisper {cfg.asr_model} (offline copy); the paper used Whisper-large-v3"

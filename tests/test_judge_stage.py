@@ -275,8 +275,8 @@ def test_unparseable_and_failed_verdicts_are_counted_apart(small_set, tmp_path, 
     assert len(res.store.stage_path("judge").read_text().splitlines()) == before + len(errors)
 
 
-def test_asr_none_skips_the_judge_with_a_note(small_set, tmp_path, standins):
-    res = run(cfg_for(small_set, tmp_path, asr="none"), progress=False)
+def test_asr_none_skips_a_transcript_judge_with_a_note(small_set, tmp_path, standins):
+    res = run(cfg_for(small_set, tmp_path, asr="none", judge_input="transcript"), progress=False)
     rep = res.report
     assert rep["eligible"] is None and rep["mrd"] is None and "judge" not in res.counts
     assert "--asr none" in rep["judge"]["skipped"]
@@ -284,6 +284,38 @@ def test_asr_none_skips_the_judge_with_a_note(small_set, tmp_path, standins):
     assert not res.store.stage_path("judge").exists()
     assert "Eligibility unknown" in (res.store.root / "report.md").read_text(encoding="utf-8")
     assert report_only(res.store.root).report["eligible"] is None
+    # the default (auto) judges the text channel when there is no ASR, and says so
+    auto = run(cfg_for(small_set, tmp_path / "auto", asr="none"), progress=False).report
+    assert auto["eligible"] is True and auto["judge"]["sources"] == {"text": 2}
+    assert any("no ASR (--asr none)" in n for n in auto["notes"])
+
+
+def test_auto_input_falls_back_to_the_text_channel_for_unfaithful_transcripts(tmp_path, standins, reference_run):  # fmt: skip
+    from stylebench.dialogues.sets import load_set
+    from stylebench.records import TranscriptRecord
+    from stylebench.stages.judge import sample_inputs
+
+    store = copy_of(reference_run[0], tmp_path)
+    cfg = RunConfig(**store.read_manifest()["config"])
+    replied = {sid for sid, _ in store.load("respond")}
+    samples = [s for s in load_set(cfg.dialogues)[0] if s.id in replied]
+    assert len(samples) == 2
+    asr = (cfg.asr, cfg.asr_model)
+    assert {src for src, _ in sample_inputs(store, samples, asr, 0.3).values()} == {"transcript"}
+    # the ASR mishears turn 3 of the first sample: a later record for the same reply wins
+    sid = samples[0].id
+    old = store.load("transcribe")[(sid, 3)]
+    store.append("transcribe", TranscriptRecord(sid, 3, "ok", old.fp, text="bananas in pyjamas", lang="en"))  # fmt: skip
+    texts = {k: r.text for (s_, k), r in store.load("respond").items() if s_ == sid}
+    auto = sample_inputs(store, samples, asr, 0.3)
+    assert auto[sid] == ("text_fallback", texts) and auto[samples[1].id][0] == "transcript"
+    assert sample_inputs(store, samples, asr)[sid][1][3] == "bananas in pyjamas"  # transcript mode
+    rep = rescore(store.root, {"judge_input": "auto"}, progress=False).report
+    assert rep["judge"]["sources"] == {"text_fallback": 1, "transcript": 1}
+    assert any("text channel for 1 whose transcripts disagreed" in n for n in rep["notes"])
+    assert rep["mrd"] == 100.0  # judged on what the model wrote, not on the misheard transcript
+    forced = rescore(store.root, {"judge_input": "transcript"}, progress=False).report
+    assert forced["mrd"] == 50.0  # the overlap stand-in sees the misheard turn 3
 
 
 def test_make_judge_options():

@@ -24,24 +24,24 @@ def cells_by_key(report: dict) -> dict:
     return {(c["dim"], c["direction"], c["lang"], c["pair"]): c for c in report["cells"]}
 
 
-@pytest.mark.parametrize("dim", ["pitch", "volume"])
+@pytest.mark.parametrize("dim", ["pitch", "volume", "speed"])
 def test_reference_follows_and_neutral_does_not(small_set, tmp_path, dim):
-    ref = run(
-        RunConfig(model="reference", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
-        progress=False,
-    )
-    neu = run(
-        RunConfig(model="neutral", dim=dim, dialogues=str(small_set), out=str(tmp_path), **FAST),
-        progress=False,
-    )
+    # speed without ASR: syllables of the text channel over the VAD speech span, so pauses count
+    # (a floor model whose turns gain a sentence pause would show up here as "slower")
+    extra = {"speed_source": "text"} if dim == "speed" else {}
+    cfg = {"dim": dim, "dialogues": str(small_set), "out": str(tmp_path), **FAST, **extra}
+    ref = run(RunConfig(model="reference", **cfg), progress=False)
+    neu = run(RunConfig(model="neutral", **cfg), progress=False)
     assert len(ref.report["cells"]) == 8
     for c in ref.report["cells"]:
         assert c["n_ok"] == c["n"] == 2
         assert c["vsp"] == 100.0, c
     for c in neu.report["cells"]:
         assert c["vsp"] == 0.0, c
-    expected_step = {"pitch": 2.0, "volume": 4.0}[dim]
-    for c in ref.report["cells"]:
+        if dim == "speed":  # turn-to-turn rate change of the floor stays under the threshold
+            assert abs(c["change_mean"]) < 5.0, c
+    expected_step = {"pitch": 2.0, "volume": 4.0, "speed": None}[dim]
+    for c in ref.report["cells"] if expected_step else ():
         sign = 1 if c["direction"] == "intensify" else -1
         assert c["change_mean"] == pytest.approx(sign * expected_step, abs=0.35)
     manifest = ref.store.read_manifest()

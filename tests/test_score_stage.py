@@ -45,3 +45,12 @@ def test_explicit_sources():
     assert speed_key([], "nuclei") == ("nuclei_spm", ("speed_from_nuclei",))
     with pytest.raises(ValueError, match="speed source"):
         speed_key([], "magic")
+
+
+def test_auto_switches_to_text_when_a_transcript_disagrees_with_the_text_channel():
+    clean = [feat(spm=200, text_spm=210, asr_text_er=0.1) for _ in range(3)]
+    assert speed_key(clean) == ("spm", ())
+    garbled = clean[:2] + [feat(spm=200, text_spm=210, asr_text_er=0.45)]
+    assert speed_key(garbled) == ("text_spm", ("speed_from_text", "asr_text_mismatch"))
+    assert speed_key(garbled, max_error=0.5) == ("spm", ())  # the limit is the caller's
+    assert speed_key(garbled, "asr") == ("spm", ())  # an explicit source is never overridden

@@ -19,7 +19,7 @@ from stylebench.records import FeatureRecord, Sample
 from stylebench.stages import fingerprint
 from stylebench.store import RunStore
 
-FEATURES_VERSION = "3"  # 3: f0_std_st (F0 spread, for the prosodic emotion index)
+FEATURES_VERSION = "4"  # 3: f0_std_st (prosodic emotion index); 4: asr_text_er (fidelity)
 ANALYSIS_SR = 16000
 #: flag thresholds (recorded in the manifest through the fingerprint)
 F0_DISAGREE_TOL = 0.10
@@ -87,7 +87,8 @@ def finish_sample(
 
     ``texts`` are the models' own text channel per turn (when a model emits text beside speech):
     their syllables over the same speech span give ``text_spm``, a rate estimate independent of
-    ASR errors, used by the score stage only when the ASR is unreliable for a sample.
+    ASR errors, used by the score stage only when the ASR is unreliable for a sample; the
+    transcript's error rate against that text is ``asr_text_er`` (:mod:`stylebench.metrics.fidelity`).
 
     Returns, per turn, ``(values, flags)`` or the error message that makes the turn unscorable.
     """
@@ -114,6 +115,13 @@ def finish_sample(
             values["text_syllables"] = float(syl)
             if syl > 0:
                 values["text_spm"] = rate.syllables_per_minute(syl, values["span_s"])
+        tr = transcripts.get(k)
+        if text and tr is not None and tr.status == "ok":
+            from stylebench.metrics.fidelity import transcript_error_rate
+
+            er = transcript_error_rate(text, tr.text, lang)
+            if not np.isnan(er):
+                values["asr_text_er"] = er
     return out
 
 

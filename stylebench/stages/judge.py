@@ -9,8 +9,9 @@ Per sample, two requests go to the judge (``stylebench.metrics.judge``):
 
 User texts come from the dialogue script (what the user turn says); replies are judged by their
 ASR transcripts from the run's current ASR (``judge_input="transcript"``, the paper's protocol),
-or, when asked (``judge_input="text"``), by the model's own text channel (the reply text of the
-respond record), which needs no ASR. A record's
+by the model's own text channel (``judge_input="text"``: the reply text of the respond record,
+no ASR needed), or (``judge_input="auto"``, the default) by the transcripts except for samples
+whose transcripts are not a faithful reading of the text channel (:func:`sample_inputs`). A record's
 fingerprint covers the judge's ``describe()`` (backend, model, prompt hashes, decode) and the
 request (texts and transcripts), so a new judge or a new transcript re-judges that key and
 nothing else. Backend failures become error records (retried on resume); an ``unparseable``
@@ -68,37 +69,69 @@ def make_judge(cfg: Any) -> Any | None:
     return cls(**kw)
 
 
-def plan_judge(
+def sample_inputs(
     store: RunStore,
     samples: Sequence[Sample],
-    judge_desc: dict[str, Any],
     asr_key: tuple[str, str] | None,
-) -> dict[Key, tuple[str, Any]]:
-    """Every judge key that can be asked now, with its fingerprint and request.
+    max_error: float | None = None,
+) -> dict[str, tuple[str, dict[int, str]]]:
+    """Per sample, what the judge reads: ``(source, {turn: reply text})``.
 
-    ``asr_key`` names the ASR whose transcripts are judged; ``None`` judges the replies' text
-    channel instead (``judge_input="text"``).
+    ``asr_key`` None: the text channel (``source="text"``). ``max_error`` None: the transcripts of
+    that ASR (``"transcript"``). Otherwise (``judge_input="auto"``) the transcripts, unless a turn
+    has none or its WER/CER against the model's text channel exceeds ``max_error``
+    (:mod:`stylebench.metrics.fidelity`); then, when every ok reply has a text channel, the whole
+    sample is judged on it (``"text_fallback"``), so that one source is used for all its turns.
     """
-    from stylebench.metrics.judge import JudgeRequest
+    from stylebench.metrics.fidelity import is_faithful, transcript_error_rate
     from stylebench.stages.transcribe import asr_fp
 
     replies = store.load("respond")
     transcripts = store.load("transcribe") if asr_key else {}
     afp = asr_fp(*asr_key) if asr_key else None
-    jfp = fingerprint("judge", JUDGE_STAGE_VERSION, judge_desc, "transcript" if afp else "text")
-    plan: dict[Key, tuple[str, Any]] = {}
+    out: dict[str, tuple[str, dict[int, str]]] = {}
     for s in samples:
-        text: dict[int, str] = {}
-        for k in (1, 2, 3):
-            r = replies.get((s.id, k))
-            if r is None or r.status != "ok":
-                continue
-            if afp is None:
-                text[k] = r.text
-                continue
+        ok = {k: r for k in (1, 2, 3) if (r := replies.get((s.id, k))) and r.status == "ok"}
+        chan = {k: r.text for k, r in ok.items()}
+        if afp is None:
+            out[s.id] = ("text", chan)
+            continue
+        heard: dict[int, str] = {}
+        for k, r in ok.items():
             t = transcripts.get((s.id, k))
             if t is not None and t.status == "ok" and t.fp == fingerprint(afp, r.sha256):
-                text[k] = t.text
+                heard[k] = t.text
+        if max_error is not None and ok and all(v.strip() for v in chan.values()):
+            doubtful = len(heard) < len(ok) or not all(
+                is_faithful(transcript_error_rate(chan[k], heard[k], s.lang), max_error)
+                for k in heard
+            )
+            if doubtful:
+                out[s.id] = ("text_fallback", chan)
+                continue
+        out[s.id] = ("transcript", heard)
+    return out
+
+
+def plan_judge(
+    store: RunStore,
+    samples: Sequence[Sample],
+    judge_desc: dict[str, Any],
+    asr_key: tuple[str, str] | None,
+    max_error: float | None = None,
+) -> dict[Key, tuple[str, Any]]:
+    """Every judge key that can be asked now, with its fingerprint and request.
+
+    ``asr_key`` and ``max_error`` choose what is judged, as in :func:`sample_inputs`.
+    """
+    from stylebench.metrics.judge import JudgeRequest
+
+    plan: dict[Key, tuple[str, Any]] = {}
+    inputs = sample_inputs(store, samples, asr_key, max_error)
+    for s in samples:
+        source, text = inputs[s.id]
+        kind = "transcript" if source == "transcript" else "text"
+        jfp = fingerprint("judge", JUDGE_STAGE_VERSION, judge_desc, kind)
         asks = {}
         if 1 in text:
             asks[SRD_TURN] = JudgeRequest("srd", s.lang, ((s.turns[0].text, text[1]),))
@@ -115,9 +148,10 @@ def load_verdicts(
     samples: Sequence[Sample],
     judge_desc: dict[str, Any],
     asr_key: tuple[str, str] | None,
+    max_error: float | None = None,
 ) -> dict[Key, JudgeRecord]:
     """The current judge records (this judge, these transcripts), latest per key."""
-    plan = plan_judge(store, samples, judge_desc, asr_key)
+    plan = plan_judge(store, samples, judge_desc, asr_key, max_error)
     return store.load("judge", {k: fp for k, (fp, _) in plan.items()})
 
 
@@ -127,6 +161,7 @@ def run_judge(
     judge: Any,
     asr_key: tuple[str, str] | None,
     *,
+    max_error: float | None = None,
     cache: Any = None,
     strict: bool = False,
     progress: bool = True,
@@ -147,7 +182,7 @@ def run_judge(
     from stylebench.metrics.judge_cache import judge_all
 
     desc = judge.describe()
-    plan = plan_judge(store, samples, desc, asr_key)
+    plan = plan_judge(store, samples, desc, asr_key, max_error)
     have = store.load("judge", {k: fp for k, (fp, _) in plan.items()})
     todo = [k for k in plan if not (k in have and have[k].status == "ok")]
     counts = {"asked": 0, "cached": 0, "ok": 0, "error": 0, "unparseable": 0}
@@ -197,7 +232,14 @@ def _skip_reason(cfg: Any) -> str | None:
 
 def _judge_asr(cfg: Any) -> tuple[str, str] | None:
     """The ASR whose transcripts are judged; ``None`` = the text channel."""
-    return (cfg.asr, cfg.asr_model) if cfg.judge_input == "transcript" else None
+    if cfg.judge_input == "text" or cfg.asr == "none":
+        return None
+    return (cfg.asr, cfg.asr_model)
+
+
+def _max_error(cfg: Any) -> float | None:
+    """The fidelity limit of ``judge_input="auto"``; ``None`` = transcripts as they are."""
+    return cfg.transcript_max_error if cfg.judge_input == "auto" else None
 
 
 def judge_manifest(cfg: Any) -> dict[str, Any]:
@@ -220,7 +262,7 @@ def judge_stage(
     cache = JudgeCache(default_cache_path()) if cfg.judge_cache else None
     try:
         return run_judge(
-            store, samples, judge, _judge_asr(cfg), cache=cache,
+            store, samples, judge, _judge_asr(cfg), max_error=_max_error(cfg), cache=cache,
             strict=cfg.strict, progress=progress,
         )  # fmt: skip
     finally:
@@ -261,7 +303,7 @@ def judge_report(
         return extra, [], [f"relevance gate not applied: {why}; eligibility unknown"]
     judge = make_judge(cfg)
     desc = judge.describe()
-    records = load_verdicts(store, samples, desc, _judge_asr(cfg))
+    records = load_verdicts(store, samples, desc, _judge_asr(cfg), _max_error(cfg))
     ids = [s.id for s in samples]
     srd = rl.labels_from_records(records, ids, SRD_TURN)
     mrd = rl.labels_from_records(records, ids, MRD_TURN)
@@ -278,17 +320,28 @@ def judge_report(
         filter_mrd=cfg.filter_mrd, n_boot=cfg.n_boot, seed=cfg.seed,
     )  # fmt: skip
     notes = [note] if note else []
+    sources = [src for src, _ in sample_inputs(
+        store, samples, _judge_asr(cfg), _max_error(cfg)).values()]  # fmt: skip
+    n_fallback = sources.count("text_fallback")
+    extra["judge"]["sources"] = {src: sources.count(src) for src in sorted(set(sources))}
     weak_asr = cfg.asr_model in ("base", "tiny.en") and any(s.lang == "zh" for s in samples)
     if cfg.judge_input == "transcript" and weak_asr:
         notes.append(
             f"zh verdicts rest on Whisper {cfg.asr_model} transcripts, which garble synthetic "
-            "Mandarin (docs/judge-backends.md, 'Measured'); use --asr-model large-v3 or check with "
-            "--judge-input text"
+            "Mandarin (docs/judge-backends.md, 'Measured'); use --asr-model large-v3 or the "
+            "default --judge-input auto"
         )
-    if cfg.judge_input == "text":
+    if cfg.judge_input == "auto" and _judge_asr(cfg) is not None:
         notes.append(
-            "relevance judged on the models' text channel (--judge-input text), not on ASR "
-            "transcripts of what they said"
+            f"relevance judged on ASR transcripts for {sources.count('transcript')} samples and "
+            f"on the models' text channel for {n_fallback} whose transcripts disagreed with it "
+            f"(WER/CER > {cfg.transcript_max_error:g}, or a transcript missing; --judge-input auto)"
+        )
+    if _judge_asr(cfg) is None:
+        why = "--judge-input text" if cfg.judge_input == "text" else "no ASR (--asr none)"
+        notes.append(
+            f"relevance judged on the models' text channel ({why}), not on ASR transcripts of "
+            "what they said"
         )
     if extra["eligible"] is False:
         notes.append(

@@ -5,11 +5,13 @@ Scoring reads only stored records; it never calls the model, the ASR or the feat
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.metrics.fidelity import DEFAULT_MAX_ERROR, is_faithful
 from stylebench.records import Sample
 from stylebench.scoring import Cell, Thresholds, TurnScore, score_cells
 from stylebench.store import RunStore
@@ -53,23 +55,31 @@ def value_key(dim: str, pitch_stat: str) -> str:
     return key[pitch_stat] if isinstance(key, dict) else key
 
 
-def speed_key(feats: Sequence[Any], source: str = "auto") -> tuple[str, tuple[str, ...]]:
-    """Which rate estimate scores one sample's speed, and the flag that says so.
+def speed_key(
+    feats: Sequence[Any], source: str = "auto", max_error: float = DEFAULT_MAX_ERROR
+) -> tuple[str, tuple[str, ...]]:
+    """Which rate estimate scores one sample's speed, and the flags that say so.
 
     ``asr`` (the paper's definition), ``text`` (syllables of the model's own text channel) and
     ``nuclei`` (ASR-free) are used as asked. ``auto`` uses the ASR rate unless a turn of the
-    sample has an unreliable transcript (:data:`ASR_UNRELIABLE`) or none; then, when every turn
-    has a text-channel rate, the whole sample is scored from the text channel (flag
-    ``speed_from_text``), so that one estimator is used for all three turns of a sample.
+    sample has no transcript rate, an unreliable transcript (:data:`ASR_UNRELIABLE`), or a
+    transcript whose error rate against the model's text channel exceeds ``max_error``
+    (``asr_text_er``, :mod:`stylebench.metrics.fidelity`); then, when every turn has a
+    text-channel rate, the whole sample is scored from the text channel (flag
+    ``speed_from_text``, plus ``asr_text_mismatch`` when a mismatch was among the reasons), so
+    that one estimator is used for all three turns of a sample.
     """
     if source in SPEED_SOURCES:
         return SPEED_SOURCES[source], () if source == "asr" else (f"speed_from_{source}",)
     if source != "auto":
         raise ValueError(f"speed source must be auto, asr, text or nuclei, got {source!r}")
     ok = [f for f in feats if f is not None and f.status == "ok"]
-    unreliable = any("spm" not in f.values or ASR_UNRELIABLE & set(f.flags) for f in ok)
+    mismatch = any(not is_faithful(f.values.get("asr_text_er", math.nan), max_error) for f in ok)
+    unreliable = mismatch or any(
+        "spm" not in f.values or ASR_UNRELIABLE & set(f.flags) for f in ok
+    )
     if ok and unreliable and all("text_spm" in f.values for f in ok):
-        return "text_spm", ("speed_from_text",)
+        return "text_spm", ("speed_from_text",) + (("asr_text_mismatch",) if mismatch else ())
     return "spm", ()
 
 
@@ -79,6 +89,7 @@ def collect_turn_scores(
     features: dict[tuple[str, int], Any],
     pitch_stat: str = "guarded_mean",
     speed_source: str = "auto",
+    max_error: float = DEFAULT_MAX_ERROR,
 ) -> list[TurnScore]:
     """One :class:`TurnScore` per (sample, turn); a failure anywhere upstream becomes its error."""
     replies = store.load("respond")
@@ -86,7 +97,9 @@ def collect_turn_scores(
     for s in samples:
         extra: tuple[str, ...] = ()
         if s.dim == "speed":
-            vkey, extra = speed_key([features.get((s.id, k)) for k in (1, 2, 3)], speed_source)
+            vkey, extra = speed_key(
+                [features.get((s.id, k)) for k in (1, 2, 3)], speed_source, max_error
+            )
         elif s.dim == "emotion":  # prosodic intensity vs turn 1 (stylebench.emotion)
             from stylebench.emotion import prosodic_by_turn
 

@@ -1,0 +1,78 @@
+"""Transcript fidelity: how far an ASR transcript is from the model's own text channel.
+
+Most speech-to-speech models emit a text channel beside their speech (the words they meant to
+say). The word error rate (English) or character error rate (Mandarin) of the ASR transcript
+against that text measures whether the transcript is a faithful reading of the reply: a low
+rate means the ASR heard the words the model wrote; a high rate means either the ASR failed
+(e.g. Whisper base on synthetic Mandarin) or the model's speech and text disagree. Either way
+the transcript is not a safe basis for counting syllables or judging content, and the run says
+so (``asr_text_er`` feature, ``speed_from_text`` / ``judged_from_text`` in the report).
+
+Tokens: English words as the syllable counter splits them (lowercased, punctuation stripped,
+digits spelled out); Mandarin Han characters, each Arabic digit counted as one token.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from stylebench.metrics.spec import MetricSpec
+
+SPEC = MetricSpec(
+    name="asr_text_er",
+    version="1",
+    needs=("transcript", "reply_text"),
+    outputs=("asr_text_er",),
+    description=(
+        "Levenshtein distance between the ASR transcript's tokens and the text channel's tokens, "
+        "divided by the text channel's token count (WER for en, CER over Han characters for zh)."
+    ),
+)
+
+_HAN_OR_DIGIT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff0-9]")
+#: default largest error rate at which a transcript still counts as a faithful reading
+DEFAULT_MAX_ERROR = 0.3
+
+
+def tokens(text: str, lang: str) -> list[str]:
+    """The comparison tokens of a text (see the module doc).
+
+    Raises:
+        ValueError: a language other than "en" or "zh".
+    """
+    if lang == "en":
+        from stylebench.metrics.rate import english_words
+
+        return english_words(text)
+    if lang == "zh":
+        return _HAN_OR_DIGIT.findall(text)
+    raise ValueError(f"transcript fidelity supports en and zh, not {lang!r}")
+
+
+def edit_distance(ref: list[str], hyp: list[str]) -> int:
+    """Levenshtein distance (substitutions, insertions, deletions all cost 1)."""
+    prev = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        cur = [i] + [0] * len(hyp)
+        for j, h in enumerate(hyp, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
+        prev = cur
+    return prev[-1]
+
+
+def transcript_error_rate(text: str, transcript: str, lang: str) -> float:
+    """WER (en) / CER (zh) of ``transcript`` against the text channel ``text``.
+
+    Returns NaN when the text channel has no tokens (nothing to compare against). The rate can
+    exceed 1 when the transcript is longer than the text (e.g. an ASR repetition loop).
+    """
+    ref = tokens(text, lang)
+    if not ref:
+        return math.nan
+    return edit_distance(ref, tokens(transcript, lang)) / len(ref)
+
+
+def is_faithful(error_rate: float, max_error: float = DEFAULT_MAX_ERROR) -> bool:
+    """True when the transcript is close enough to the text channel, or cannot be checked (NaN)."""
+    return math.isnan(error_rate) or error_rate <= max_error

@@ -1,0 +1,46 @@
+"""Transcript fidelity (WER / CER against the model's text channel) on hand-counted cases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from stylebench.metrics.fidelity import (
+    edit_distance,
+    is_faithful,
+    tokens,
+    transcript_error_rate,
+)
+
+
+def test_edit_distance_known_answers():
+    assert edit_distance([], []) == 0
+    assert edit_distance(list("kitten"), list("sitting")) == 3
+    assert edit_distance(list("abc"), []) == 3
+    assert edit_distance([], list("ab")) == 2
+
+
+def test_english_wer_ignores_case_punctuation_and_digit_spelling():
+    text = "The train leaves at 9 o'clock, from platform two."
+    assert transcript_error_rate(text, "the train leaves at nine o'clock from platform 2", "en") == 0.0
+    # one substitution (train -> rain) and one deletion (two) over 9 reference words
+    assert transcript_error_rate(text, "The rain leaves at nine o'clock from platform", "en") == pytest.approx(2 / 9)  # fmt: skip
+
+
+def test_mandarin_cer_counts_han_characters_only():
+    text = "好的，一年有三百六十五天。"
+    assert tokens(text, "zh") == list("好的一年有三百六十五天")
+    assert transcript_error_rate(text, "好的 一年有三百六十五天", "zh") == 0.0
+    # garbled: 2 substitutions out of 11 characters
+    assert transcript_error_rate(text, "好的一天有三百六十五年", "zh") == pytest.approx(2 / 11)
+    # a repetition loop makes the rate exceed 1
+    assert transcript_error_rate("天气很好", "天气很好" * 3, "zh") == pytest.approx(2.0)
+
+
+def test_nothing_to_compare_is_nan_and_counts_as_faithful():
+    assert math.isnan(transcript_error_rate("...", "anything", "en"))
+    assert is_faithful(math.nan) and is_faithful(0.3) and not is_faithful(0.31)
+    assert is_faithful(0.45, max_error=0.5)
+    with pytest.raises(ValueError, match="en and zh"):
+        tokens("bonjour", "fr")
