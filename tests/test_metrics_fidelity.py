@@ -23,7 +23,9 @@ def test_edit_distance_known_answers():
 
 def test_english_wer_ignores_case_punctuation_and_digit_spelling():
     text = "The train leaves at 9 o'clock, from platform two."
-    assert transcript_error_rate(text, "the train leaves at nine o'clock from platform 2", "en") == 0.0
+    assert (
+        transcript_error_rate(text, "the train leaves at nine o'clock from platform 2", "en") == 0.0
+    )
     # one substitution (train -> rain) and one deletion (two) over 9 reference words
     assert transcript_error_rate(text, "The rain leaves at nine o'clock from platform", "en") == pytest.approx(2 / 9)  # fmt: skip
 

@@ -75,9 +75,7 @@ def speed_key(
         raise ValueError(f"speed source must be auto, asr, text or nuclei, got {source!r}")
     ok = [f for f in feats if f is not None and f.status == "ok"]
     mismatch = any(not is_faithful(f.values.get("asr_text_er", math.nan), max_error) for f in ok)
-    unreliable = mismatch or any(
-        "spm" not in f.values or ASR_UNRELIABLE & set(f.flags) for f in ok
-    )
+    unreliable = mismatch or any("spm" not in f.values or ASR_UNRELIABLE & set(f.flags) for f in ok)
     if ok and unreliable and all("text_spm" in f.values for f in ok):
         return "text_spm", ("speed_from_text",) + (("asr_text_mismatch",) if mismatch else ())
     return "spm", ()
