@@ -19,12 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from stylebench.audio import write_wav
-from stylebench.model_wrappers._common import assistant_turns, scratch_wav, script_of, seeded_rng
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._common import assistant_turns, script_of, seeded_rng
+from stylebench.model_wrappers._espeak_model import DEFAULT_VOICE, EspeakModel
 from stylebench.records import DecodeConfig, Turn
 from stylebench.synth.base import Style
-from stylebench.synth.espeak import VOICES, EspeakSynth
 
 LEAD_INS = {
     "en": ("Alright,", "Okay,", "Sure thing,"),
@@ -33,23 +31,19 @@ LEAD_INS = {
 JITTER = {"rate": 0.02, "pitch_st": 0.3, "gain_db": 0.4}
 
 
-class NeutralModel(SpeechModel):
+class NeutralModel(EspeakModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
+    revision = "2"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%
 
-    def __init__(self, voice_en: str = "en-f1", voice_zh: str = "zh-f1") -> None:
-        self.voices = {"en": VOICES[voice_en], "zh": VOICES[voice_zh]}
-        self.synth = EspeakSynth()
+    def __init__(
+        self, voice_en: str = DEFAULT_VOICE["en"], voice_zh: str = DEFAULT_VOICE["zh"]
+    ) -> None:
+        super().__init__(voice_en, voice_zh)
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "revision": "2",
-            "tts": self.synth.version(),
-            "voices": {k: v.id for k, v in self.voices.items()},
-            "jitter": JITTER,
-        }
+    def describe_extra(self) -> dict[str, Any]:
+        return {"jitter": JITTER}
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         script = script_of(user_turn)
@@ -63,7 +57,4 @@ class NeutralModel(SpeechModel):
             pitch_st=rng.uniform(-JITTER["pitch_st"], JITTER["pitch_st"]),
             gain_db=rng.uniform(-JITTER["gain_db"], JITTER["gain_db"]),
         )
-        audio = self.synth.synthesize(text, self.voices[lang], style)
-        path = scratch_wav(self.name)
-        write_wav(path, audio.wave, audio.sr)
-        return Turn("assistant", text, str(path), audio.sr, raw={"style": vars(style)})
+        return self.speak(text, lang, style)

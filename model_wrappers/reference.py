@@ -17,39 +17,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from stylebench.audio import write_wav
-from stylebench.model_wrappers._common import assistant_turns, scratch_wav, script_of
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._common import assistant_turns, script_of
+from stylebench.model_wrappers._espeak_model import (  # noqa: F401 (STEP, step_style: public here)
+    DEFAULT_VOICE,
+    STEP,
+    EspeakModel,
+    step_style,
+)
 from stylebench.records import DecodeConfig, Turn
-from stylebench.synth.base import Style
-from stylebench.synth.espeak import VOICES, EspeakSynth
-
-STEP = {"speed": ("rate", 1.25), "volume": ("gain_db", 4.0), "pitch": ("pitch_st", 2.0)}
-DEFAULT_VOICE = {"en": "en-f1", "zh": "zh-f1"}
 
 
-def step_style(
-    dim: str, direction: str, steps: int, step: float | None = None, emotion: str = ""
-) -> Style:
-    """The style after ``steps`` steps in ``direction`` along ``dim`` (emotion: prosodic proxy,
-    on the emotion's arousal side; an unnamed emotion counts as high-arousal)."""
-    if dim == "emotion":  # expressed through its prosodic correlates: pitch, rate and loudness
-        from stylebench.metrics.prosody import AROUSAL_SIGN
-
-        sign = (1 if direction == "intensify" else -1) * AROUSAL_SIGN.get(emotion, 1)
-        return Style(
-            rate=1.1 ** (sign * steps), gain_db=3.0 * sign * steps, pitch_st=1.5 * sign * steps
-        )
-    field_name, default = STEP[dim]
-    size = default if step is None else step
-    if field_name == "rate":
-        factor = size if direction == "intensify" else 1.0 / size
-        return Style(rate=factor**steps)
-    sign = 1.0 if direction == "intensify" else -1.0
-    return Style(**{field_name: sign * size * steps})
-
-
-class ReferenceModel(SpeechModel):
+class ReferenceModel(EspeakModel):
     """Oracle: scripted content, exact style steps, espeak-ng voice."""
 
     name = "reference"
@@ -60,18 +38,11 @@ class ReferenceModel(SpeechModel):
         voice_zh: str = DEFAULT_VOICE["zh"],
         step: float | None = None,
     ) -> None:
-        self.voices = {"en": VOICES[voice_en], "zh": VOICES[voice_zh]}
+        super().__init__(voice_en, voice_zh)
         self.step = None if step is None else float(step)
-        self.synth = EspeakSynth()
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "revision": "1",
-            "tts": self.synth.version(),
-            "voices": {k: v.id for k, v in self.voices.items()},
-            "step": self.step,
-        }
+    def describe_extra(self) -> dict[str, Any]:
+        return {"step": self.step}
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         script = script_of(user_turn)
@@ -79,8 +50,4 @@ class ReferenceModel(SpeechModel):
         style = step_style(
             script["dim"], script["direction"], steps, self.step, script.get("emotion", "")
         )
-        text = script["content"]
-        audio = self.synth.synthesize(text, self.voices[script["lang"]], style)
-        path = scratch_wav(self.name)
-        write_wav(path, audio.wave, audio.sr)
-        return Turn("assistant", text, str(path), audio.sr, raw={"style": vars(style)})
+        return self.speak(script["content"], script["lang"], style)

@@ -4,7 +4,7 @@ Turn 1 speaks the scripted answer, as ``reference`` does. Turns 2 and 3 ("say it
 louder/faster/...") speak the content of *another* sample instead: an item of the same
 language's content pool (``dialogues/pools/neutral_<lang>.jsonl``) other than the scripted one,
 chosen by a seeded hash of (scripted content, turn, seed), and different for turns 2 and 3.
-The style steps are those of ``reference`` (x1.25 or x0.8 rate, +-4 dB, +-2 semitones per turn),
+The style steps are those of ``reference`` (:func:`._espeak_model.step_style`) (x1.25 or x0.8 rate, +-4 dB, +-2 semitones per turn),
 in the same voice.
 
 So its turn-1 relevance (SRD) is high and its multi-turn consistency (MRD) is near 0: a judge
@@ -17,27 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from stylebench.audio import write_wav
-from stylebench.model_wrappers._common import assistant_turns, scratch_wav, script_of, seeded_rng
-from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers._common import assistant_turns, script_of, seeded_rng
+from stylebench.model_wrappers._espeak_model import DEFAULT_VOICE, EspeakModel, step_style
 from stylebench.records import DecodeConfig, Turn
-from stylebench.synth.base import Style
-from stylebench.synth.espeak import VOICES, EspeakSynth
-
-#: per-turn steps, the same sizes as ``reference`` (a test checks they agree)
-STEPS = {"speed": 1.25, "volume": 4.0, "pitch": 2.0}
-
-
-def style_after(dim: str, direction: str, steps: int) -> Style:
-    """The style after ``steps`` steps along ``dim`` (emotion: pitch, rate and level together)."""
-    sign = 1 if direction == "intensify" else -1
-    if dim == "emotion":
-        return Style(rate=1.1 ** (sign * steps), gain_db=3.0 * sign * steps, pitch_st=1.5 * sign * steps)  # fmt: skip
-    if dim == "speed":
-        return Style(rate=STEPS["speed"] ** (sign * steps))
-    if dim == "volume":
-        return Style(gain_db=sign * STEPS["volume"] * steps)
-    return Style(pitch_st=sign * STEPS["pitch"] * steps)
 
 
 def other_contents(content: str, lang: str, seed: int) -> list[str]:
@@ -51,28 +33,25 @@ def other_contents(content: str, lang: str, seed: int) -> list[str]:
     return [pool[i] for i in order]
 
 
-class ShuffledModel(SpeechModel):
+class ShuffledModel(EspeakModel):
     """Gate calibration: style followed, content swapped for another sample's from turn 2."""
 
     name = "shuffled"
+    revision = "2"  # 2: emotion steps on the emotion's arousal side, as reference's
 
     def __init__(
-        self, voice_en: str = "en-f1", voice_zh: str = "zh-f1", from_turn: int = 2
+        self,
+        voice_en: str = DEFAULT_VOICE["en"],
+        voice_zh: str = DEFAULT_VOICE["zh"],
+        from_turn: int = 2,
     ) -> None:
-        self.voices = {"en": VOICES[voice_en], "zh": VOICES[voice_zh]}
+        super().__init__(voice_en, voice_zh)
         self.from_turn = int(from_turn)
         if self.from_turn not in (1, 2, 3):
             raise ValueError(f"from_turn must be 1, 2 or 3, got {from_turn!r}")
-        self.synth = EspeakSynth()
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "revision": "1",
-            "tts": self.synth.version(),
-            "voices": {k: v.id for k, v in self.voices.items()},
-            "from_turn": self.from_turn,
-        }
+    def describe_extra(self) -> dict[str, Any]:
+        return {"from_turn": self.from_turn}
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         script = script_of(user_turn)
@@ -81,8 +60,7 @@ class ShuffledModel(SpeechModel):
         text = script["content"]
         if k >= self.from_turn:
             text = other_contents(script["content"], lang, decode.seed)[k - 1]
-        style = style_after(script["dim"], script["direction"], k - 1)
-        audio = self.synth.synthesize(text, self.voices[lang], style)
-        path = scratch_wav(self.name)
-        write_wav(path, audio.wave, audio.sr)
-        return Turn("assistant", text, str(path), audio.sr, raw={"style": vars(style), "shuffled": k >= self.from_turn})  # fmt: skip
+        style = step_style(
+            script["dim"], script["direction"], k - 1, emotion=script.get("emotion", "")
+        )
+        return self.speak(text, lang, style, shuffled=k >= self.from_turn)

@@ -22,6 +22,7 @@ from stylebench.metrics import judge as judge_mod
 from stylebench.metrics.asr_types import Transcript
 from stylebench.metrics.judge import JudgeError, JudgeRequest, Verdict
 from stylebench.pipeline import report_only, rescore, run
+from stylebench.records import DecodeConfig, Turn
 from stylebench.registry import LazyRegistry
 from stylebench.relevance import eligible, mrd_exclusions, relevance_score
 from stylebench.stages.judge import MRD_TURN, SRD_TURN, make_judge
@@ -334,14 +335,22 @@ def test_make_judge_options():
         RunConfig(mrd_threshold=140)
 
 
-def test_shuffled_model_swaps_content_and_keeps_the_steps():
-    from stylebench.model_wrappers.reference import step_style
-    from stylebench.model_wrappers.shuffled import other_contents, style_after
+def test_shuffled_model_swaps_content_and_keeps_the_steps(tmp_path, monkeypatch):
+    from stylebench.model_wrappers._espeak_model import step_style
+    from stylebench.model_wrappers.reference import ReferenceModel
+    from stylebench.model_wrappers.shuffled import ShuffledModel, other_contents
 
-    for dim in ("speed", "volume", "pitch", "emotion"):
-        for direction in ("intensify", "attenuate"):
-            for k in range(3):
-                assert vars(style_after(dim, direction, k)) == pytest.approx(vars(step_style(dim, direction, k)))  # fmt: skip
+    monkeypatch.setenv("STYLEBENCH_SCRATCH", str(tmp_path))
+    script = {"dim": "emotion", "direction": "intensify", "lang": "en", "emotion": "sad",
+              "content": "Water boils at one hundred degrees Celsius at sea level."}  # fmt: skip
+    user = Turn("user", "Say it again, sadder.", None, None, raw={"script": script})
+    history: list = []
+    for k in range(3):
+        ref = ReferenceModel().respond(history, user, DecodeConfig())
+        shf = ShuffledModel().respond(history, user, DecodeConfig())
+        assert ref.raw["style"] == shf.raw["style"] == vars(step_style("emotion", "intensify", k, emotion="sad"))  # fmt: skip
+        assert (shf.text == script["content"]) is (k == 0) and shf.raw["shuffled"] is (k > 0)
+        history += [user, ref]
     from stylebench.dialogues.builder import load_contents
 
     content = load_contents("zh")[0].content
