@@ -11,7 +11,7 @@ comma := ,
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null && echo sudo)
 
-.PHONY: setup system-deps venv models demo test bench lint clean-venv
+.PHONY: setup system-deps venv models demo test bench lint mutation clean-venv
 
 setup: system-deps venv models
 
@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*; touch $@
 
 models: venv
-	@$(PY) -c "from stylebench.metrics.asr import resolve_offline_model as r; print('offline ASR ready:', r('base'))"
+	@$(PY) -c "from stylebench.metrics.asr.offline import resolve_offline_model as r; print('offline ASR ready:', r('base'))"
 
 demo: setup
 	$(VENV)/bin/stylebench run --model reference --dim pitch
@@ -45,6 +45,16 @@ test: setup
 bench: setup
 	$(PIP) install -q -e ".[bench]"
 	$(PY) benchmarks/features.py --asr
+
+# Mutation testing (mutation.toml): slow, not part of `make test` or CI. It edits source files in
+# place one mutant at a time and restores them; run it on a tree nobody else is editing.
+mutation: setup
+	$(PIP) install -q -e ".[mutation]"
+	rm -f .mutation.sqlite
+	$(VENV)/bin/cosmic-ray init mutation.toml .mutation.sqlite
+	$(VENV)/bin/cr-filter-operators .mutation.sqlite mutation.toml
+	$(VENV)/bin/cosmic-ray exec mutation.toml .mutation.sqlite
+	$(VENV)/bin/cr-report .mutation.sqlite --show-pending | tail -n 40
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -59,7 +59,7 @@ def audio_seconds(paths: list[Path]) -> float:
 
 def ours(paths: list[Path]) -> float:
     from stylebench.audio import load_audio
-    from stylebench.stages.features import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
+    from stylebench.pipeline.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
 
     cfg = FeatureConfig()
     t0 = time.perf_counter()
@@ -85,7 +85,7 @@ def librosa_pyin(paths: list[Path]) -> float:
 
 def asr(paths: list[Path]) -> float:
     from stylebench.audio import load_audio
-    from stylebench.metrics.asr import FasterWhisperASR
+    from stylebench.metrics.asr.backends import FasterWhisperASR
 
     model = FasterWhisperASR("base", cpu_threads=1)
     model.transcribe(*load_audio(paths[0], target_sr=16000), "en")  # load outside the timing

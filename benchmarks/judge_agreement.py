@@ -1,4 +1,4 @@
-"""Agreement of offline relevance judges with the labelled set (metrics/judge_data/labelled_v1.jsonl).
+"""Agreement of offline relevance judges with the labelled set (metrics/judges/data/labelled_v1.jsonl).
 
 For each candidate: accuracy and Cohen's kappa against the hand labels, overall, per kind
 (srd/mrd), per language and per kind x language, each with n; on all items, on the calibration
@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from stylebench.metrics.judge import JudgeRequest
+from stylebench.metrics.judges.base import JudgeRequest
 
-DATA = Path(__file__).resolve().parents[1] / "metrics" / "judge_data" / "labelled_v1.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "metrics" / "judges" / "data" / "labelled_v1.jsonl"
 
 
 def load_items(path: Path = DATA) -> list[dict[str, Any]]:
@@ -123,7 +123,7 @@ def _best(values: np.ndarray, gold: np.ndarray, grid: np.ndarray, window: int = 
 
 def calibrate(feats: dict[str, dict[str, Any]], items: Sequence[dict[str, Any]]) -> Any:
     """Thresholds fitted on ``items`` (the calibration half) from precomputed features."""
-    from stylebench.metrics.judge_embed import Thresholds
+    from stylebench.metrics.judges.embed import Thresholds
 
     srd = [it for it in items if it["kind"] == "srd"]
     vals = np.array([feats[it["id"]]["margin"] if feats[it["id"]]["margin"] is not None else -1.0 for it in srd])  # fmt: skip
@@ -146,7 +146,7 @@ def calibrate(feats: dict[str, dict[str, Any]], items: Sequence[dict[str, Any]])
 def run_embedding(
     name: str, items: Sequence[dict[str, Any]], do_calibrate: bool, calib: set[str]
 ) -> None:
-    from stylebench.metrics.judge_embed import EmbeddingJudge
+    from stylebench.metrics.judges.embed import EmbeddingJudge
 
     t0 = time.perf_counter()
     judge = EmbeddingJudge(name)

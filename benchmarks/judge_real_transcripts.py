@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from stylebench.dialogues.sets import load_set
-from stylebench.metrics.judge import JudgeRequest
-from stylebench.metrics.judge_embed import EmbeddingJudge, coverage
+from stylebench.metrics.judges.base import JudgeRequest
+from stylebench.metrics.judges.embed import EmbeddingJudge, coverage
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from stylebench.audio import write_wav
+from stylebench.dialogues.card import card_markdown
 from stylebench.records import ACOUSTIC_DIMS, DIRECTIONS, EMOTIONS, LANGS, Sample, UserTurn
 from stylebench.synth.base import Synthesizer, Voice
 
@@ -263,7 +264,7 @@ def build_set(
         (tmp / "set_card.json").write_text(
             json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8"
         )
-        (tmp / "SET_CARD.md").write_text(_card_markdown(card), encoding="utf-8")
+        (tmp / "SET_CARD.md").write_text(card_markdown(card), encoding="utf-8")
         os.replace(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -289,18 +290,3 @@ def _set_card(
         ],
         "pools_checksum": pools_checksum(spec.dims),
     }
-
-
-def _card_markdown(card: dict[str, Any]) -> str:
-    rows = "\n".join(
-        f"| {c['dim']}{'/' + c['emotion'] if c.get('emotion') else ''} | {c['direction']} "
-        f"| {c['lang']} | {c['n']} |"
-        for c in card["cells"]
-    )
-    return (
-        f"# Dialogue set {card['set_version']}\n\n"
-        f"{card['n_samples']} three-turn samples, synthesised with {card['synthesizer']}, "
-        f"builder v{card['builder_version']}.\n\nVoices: {', '.join(card['voices'])}\n\n"
-        f"Checksum (sha256 of manifest.jsonl): `{card['checksum']}`\n\n"
-        f"| dim | direction | lang | n |\n|---|---|---|---|\n{rows}\n"
-    )

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
+from stylebench.paths import cache_root
 from stylebench.records import Sample
 
 DEFAULT_SPEC_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0}
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("STYLEBENCH_CACHE") or Path.home() / ".cache" / "stylebench")
 
 
 def load_set(path: Path | str) -> tuple[list[Sample], str]:

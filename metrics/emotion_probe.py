@@ -27,7 +27,7 @@ from stylebench.registry import MissingExtraError
 SPEC = MetricSpec(
     name="emotion_probe",
     version="1",
-    outputs=("emotion_probs", "emotion_top", "emotion_top_prob"),
+    outputs=("probs", "top", "top_prob"),
     needs=("audio",),
     description=(
         "emotion2vec+ (funasr) utterance-level softmax over 9 classes, labels mapped to angry, "
@@ -146,20 +146,36 @@ class Emotion2VecProbe:
             raise MissingExtraError(
                 "funasr is not installed: pip install 'stylebench[emotion]'"
             ) from None
+        local = Path(self.model)
         kwargs: dict[str, Any] = {"model": self.model, "disable_update": True}
-        if not Path(self.model).exists():  # a hub id: ModelScope unless it is a Hugging Face repo
+        if local.exists():
+            # funasr only asserts that config.yaml is there; say which folder lacks the weights
+            if not (local / "config.yaml").is_file():
+                raise MissingExtraError(self._no_weights(f"{local} holds no config.yaml"))
+        else:  # a hub id: ModelScope unless it is a Hugging Face repo
             kwargs["hub"] = "hf" if self.model.startswith("emotion2vec/") else "ms"
         if self.device:
             kwargs["device"] = self.device
         try:
             self._auto = AutoModel(**kwargs)
-        except Exception as exc:  # funasr raises many kinds when weights are absent or offline
-            first = (str(exc).splitlines() or [""])[0][:200]
+        except ImportError as exc:  # a package the model code needs
             raise MissingExtraError(
-                f"emotion2vec weights {self.model!r} could not be loaded ({type(exc).__name__}: "
-                f"{first}); download them and pass --probe-model /local/folder"
-            ) from None
+                f"emotion2vec needs a package that is not installed ({exc}); "
+                "pip install 'stylebench[emotion]'"
+            ) from exc
+        except OSError as exc:
+            # Missing files and an unreachable hub (requests' and huggingface_hub's errors are
+            # OSErrors) mean the weights are not here. Anything else (out of memory, a bug) is
+            # not a download problem and propagates with its own type and message.
+            first = (str(exc).splitlines() or [""])[0][:200]
+            raise MissingExtraError(self._no_weights(f"{type(exc).__name__}: {first}")) from exc
         return self._auto
+
+    def _no_weights(self, why: str) -> str:
+        return (
+            f"emotion2vec weights {self.model!r} could not be loaded ({why}); download them and "
+            "pass --probe-model /local/folder"
+        )
 
     def probabilities(self, wav_path: str | Path) -> dict[str, float]:
         """Class probabilities of one reply (a wav file; funasr resamples it to 16 kHz)."""

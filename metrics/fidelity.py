@@ -51,7 +51,20 @@ def tokens(text: str, lang: str) -> list[str]:
 
 
 def edit_distance(ref: list[str], hyp: list[str]) -> int:
-    """Levenshtein distance (substitutions, insertions, deletions all cost 1)."""
+    """Levenshtein distance (substitutions, insertions, deletions all cost 1).
+
+    rapidfuzz's bit-parallel implementation: about O(len(ref) * len(hyp) / 64), so a reply of
+    thousands of tokens costs milliseconds (a hostile multi-megabyte text channel is refused
+    earlier, at respond). :func:`edit_distance_reference` is the plain dynamic programme it is
+    tested against (benchmarks/fidelity.py measures the two).
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    return int(Levenshtein.distance(ref, hyp))
+
+
+def edit_distance_reference(ref: list[str], hyp: list[str]) -> int:
+    """The textbook O(len(ref) * len(hyp)) dynamic programme (a cross-check, not for use)."""
     prev = list(range(len(hyp) + 1))
     for i, r in enumerate(ref, 1):
         cur = [i] + [0] * len(hyp)

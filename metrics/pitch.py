@@ -19,14 +19,7 @@ from stylebench.metrics.spec import MetricSpec
 SPEC = MetricSpec(
     name="f0",
     version="1",
-    outputs=(
-        "f0_mean_hz",
-        "f0_median_hz",
-        "f0_voiced_frames",
-        "f0_voiced_ratio",
-        "f0_praat_mean_hz",
-        "f0_extractors_disagree",
-    ),
+    outputs=("f0_mean", "f0_median", "f0_voiced_ratio", "f0_mean_guarded", "f0_range_lo", "f0_range_hi", "praat_f0_mean",),
     needs=("audio",),
     description=(
         "Mean and median F0 (Hz) over voiced frames (F0 > 0) of pyworld dio + stonemask, 5 ms "

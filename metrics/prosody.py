@@ -22,7 +22,8 @@ Definition (per sample; turn 1 is the sample's own baseline):
    reading is lower, narrower, softer and slower. The sign table is a declared convention (the
    usual placement of these categories on the arousal axis), not a measurement, and the index
    says nothing about *which* emotion is expressed: it is an approximation, labelled as such in
-   every report.
+   every report. This module gives the sign and the index; the scoring layer applies them to
+   each sample's turns (``stylebench.metrics.dims.emotion.prosodic_by_turn``).
 
 A change is valid when ``I`` moves in the instructed direction by at least ``--prosody-delta``
 (default 1.0: the four cues moved by one just-noticeable step on average); see
@@ -35,16 +36,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from stylebench.metrics.dims.base import jnd
 from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="prosodic_emotion",
     version="1",
-    outputs=("f0_std_st", "arousal_index", "prosodic_intensity"),
+    outputs=("f0_std_st",),
     needs=("f0_track", "speech_span", "features of turn 1"),
     description=(
         "Arousal index = mean over pitch level (st), F0 spread (st of F0 SD), speech-active "
@@ -73,12 +75,13 @@ FEATURE_KEYS = {
 
 @dataclass(frozen=True)
 class ProsodyUnits:
-    """Size of one unit of each term (the just-noticeable thresholds of the acoustic dims)."""
+    """Size of one unit of each term: the just-noticeable change of the acoustic dim it belongs
+    to (:func:`stylebench.metrics.dims.base.jnd`; F0 spread uses pitch's)."""
 
-    pitch_st: float = 1.0
-    spread_st: float = 1.0
-    level_db: float = 1.0
-    rate_pct: float = 5.0
+    pitch_st: float = field(default_factory=lambda: jnd("pitch"))
+    spread_st: float = field(default_factory=lambda: jnd("pitch"))
+    level_db: float = field(default_factory=lambda: jnd("volume"))
+    rate_pct: float = field(default_factory=lambda: jnd("speed"))
 
     def __post_init__(self) -> None:
         for name, v in vars(self).items():
@@ -136,26 +139,3 @@ def arousal_index(
     """Mean of :func:`arousal_terms`; 0 for turn 1 itself."""
     terms = arousal_terms(base, turn, units)
     return sum(terms.values()) / len(terms)
-
-
-def prosodic_intensity(
-    features: Mapping[int, Mapping[str, float]],
-    emotion: str,
-    units: ProsodyUnits = ProsodyUnits(),
-) -> dict[int, float]:
-    """Prosodic intensity ``I_t = s_e * A_t`` of every turn of one sample.
-
-    Args:
-        features: feature values per turn number; turn 1 must be present (the baseline).
-        emotion: the sample's target emotion (a key of :data:`AROUSAL_SIGN`).
-        units: unit of each term.
-
-    Raises:
-        ValueError: unknown emotion, no turn 1, or a missing feature (the message names it).
-    """
-    if emotion not in AROUSAL_SIGN:
-        raise ValueError(f"unknown emotion {emotion!r}; expected one of {sorted(AROUSAL_SIGN)}")
-    if 1 not in features:
-        raise ValueError("turn 1 has no features; it is the baseline of the prosodic index")
-    sign = AROUSAL_SIGN[emotion]
-    return {t: sign * arousal_index(features[1], f, units) for t, f in sorted(features.items())}

@@ -1,9 +1,18 @@
-"""Declared specs of the metrics: what each produces, what it needs, and its definition version."""
+"""Declared specs of the metrics: what each produces, what it needs, and its definition version.
+
+The specs are used, not decorative: ``outputs`` are the exact record keys a metric writes (feature
+values, transcript or probe fields), the features stage takes its definition versions from
+:func:`feature_specs` into every record's fingerprint (a bumped version recomputes), rejects a
+value key no spec declares (:func:`check_declared`), and the manifest records every spec.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # Modules that define a module-level ``SPEC``; imported only when ``all_specs`` is called.
 METRIC_MODULES: tuple[str, ...] = (
@@ -11,9 +20,13 @@ METRIC_MODULES: tuple[str, ...] = (
     "stylebench.metrics.pitch",
     "stylebench.metrics.energy",
     "stylebench.metrics.rate",
-    "stylebench.metrics.asr",
+    "stylebench.metrics.asr.backends",
     "stylebench.metrics.fidelity",
+    "stylebench.metrics.prosody",
+    "stylebench.metrics.emotion_probe",
 )
+#: the metrics whose outputs are the value keys of a features record
+FEATURE_METRICS: tuple[str, ...] = ("vad", "rms", "f0", "prosodic_emotion", "rate", "asr_text_er")
 
 
 @dataclass(frozen=True)
@@ -66,3 +79,23 @@ def all_specs() -> list[MetricSpec]:
             seen_outputs[key] = spec.name
         specs.append(spec)
     return specs
+
+
+def feature_specs() -> list[MetricSpec]:
+    """The specs of the metrics the features stage computes, in :data:`FEATURE_METRICS` order."""
+    by_name = {s.name: s for s in all_specs()}
+    return [by_name[name] for name in FEATURE_METRICS]
+
+
+def check_declared(values: Mapping[str, Any]) -> None:
+    """Raise ``RuntimeError`` when a feature value key is declared by no spec (a bug: every
+    stored number must be traceable to a definition and its version)."""
+    declared = {key for s in feature_specs() for key in s.outputs}
+    extra = sorted(set(values) - declared)
+    if extra:
+        raise RuntimeError(f"feature keys with no metric spec: {extra}; declare them in a SPEC")
+
+
+def manifest_entry() -> list[dict[str, Any]]:
+    """Every spec as plain data, for the run manifest."""
+    return [dataclasses.asdict(s) for s in all_specs()]

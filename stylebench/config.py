@@ -1,114 +1,180 @@
-"""The run configuration: one frozen dataclass, one merge.
+"""The run configuration: frozen sub-configs, one merge, CLI flags from field metadata.
 
-Precedence: command-line flags > config file (``--config run.toml`` or ``.json``) > defaults.
-The resolved config is written into the run's ``manifest.json``. Only secrets come from the
-environment, and never through this module.
+Precedence: command-line flags > config file (``--config run.toml`` or ``.json``) > a stored run's
+config > defaults. The resolved config is written, nested by section, into ``manifest.json``.
+Every option is declared once, here, with :func:`option`; :mod:`stylebench.cli.flags` builds the
+command-line flags from that metadata. Field names are unique across sections, so a flat mapping
+``{name: value}`` (CLI values, config files, manifests written before sections existed) places
+each value without ambiguity. Only secrets come from the environment, never through this module.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stylebench.records import ACOUSTIC_DIMS, DIMS, LANGS
+from stylebench.metrics.dims.base import jnd
+from stylebench.records import ACOUSTIC_DIMS, DIMS, LANGS, DecodeConfig
+
+RUN = ("run",)
+MEASURE = ("run", "score")
+
+
+def option(default: Any, help: str, *, commands: tuple[str, ...] = MEASURE, **cli: Any) -> Any:
+    """A config field with its command-line metadata.
+
+    Args:
+        default: the default value (dicts become a default factory).
+        help: the flag's help text.
+        commands: the commands that take the flag.
+        **cli: ``flag`` (default ``--field-name``), ``choices``, ``metavar``, ``kind``
+            (``"kv"`` for repeatable KEY=VALUE dicts).
+    """
+    meta = {"help": help, "commands": commands, **cli}
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _check_choice(value: Any, name: str, allowed: tuple[Any, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(map(str, allowed))}, got {value!r}")  # fmt: skip
+
+
+def _check_choices(obj: Any) -> None:
+    """Every field declared with ``choices`` holds one of them (config files bypass argparse)."""
+    for f in dataclasses.fields(obj):
+        if "choices" in f.metadata:
+            _check_choice(getattr(obj, f.name), f.name, f.metadata["choices"])
+
+
+def _check_min(obj: Any, names: tuple[str, ...], low: float = 0.0) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= low):
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number >= {low:g}, got {v!r}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MeasureConfig:
+    """How replies are transcribed and measured (stages transcribe and features)."""
+
+    asr: str = option("faster-whisper", "ASR backend: faster-whisper, openai-whisper, none")
+    asr_model: str = option("base", "ASR model: base (offline default), tiny.en, large-v3, or a path")  # fmt: skip
+    vad: str = option("silero", "speech-span detector", choices=("silero", "energy"))
+    pitch_stat: str = option("guarded_mean", "F0 statistic that is the pitch score",
+                             choices=("guarded_mean", "mean", "median"))  # fmt: skip
+    speed_source: str = option("auto", "speed estimate: auto (ASR, or the text channel when the ASR is unreliable), asr, text, nuclei",
+                               choices=("auto", "asr", "text", "nuclei"))  # fmt: skip
+    transcript_max_error: float = option(0.3, "largest WER (en) / CER (zh) of a transcript against the model's text channel at which it is trusted for speed and judging", metavar="RATE")  # fmt: skip
+    f0_floor: float = option(50.0, "lowest F0 searched, Hz")
+    f0_ceil: float = option(800.0, "highest F0 searched, Hz")
+
+    def __post_init__(self) -> None:
+        _check_choices(self)
+        _check_min(self, ("transcript_max_error",))
+        if not 0 < self.f0_floor < self.f0_ceil:
+            raise ValueError(f"need 0 < --f0-floor < --f0-ceil, got {self.f0_floor}, {self.f0_ceil}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """Just-noticeable thresholds and confidence intervals (stage score)."""
+
+    pitch_st: float = option(jnd("pitch"), "pitch threshold in semitones")
+    volume_db: float = option(jnd("volume"), "volume threshold in dB")
+    speed_pct: float = option(jnd("speed"), "speed threshold in percent")
+    prosody_delta: float = option(jnd("emotion"), "emotion: prosodic index threshold, JND units")
+    n_boot: int = option(2000, "bootstrap resamples for CIs")
+
+    def __post_init__(self) -> None:
+        _check_min(self, ("pitch_st", "volume_db", "speed_pct", "prosody_delta"))
+        _check_min(self, ("n_boot",), 1)
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """The relevance judge and gate (stages judge and score)."""
+
+    judge: str = option("offline", "relevance judge: offline, openai, transformers, vllm or none")
+    judge_model: str | None = option(None, "judge model: hub id, local path or served model name")
+    judge_url: str | None = option(None, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    judge_input: str = option("auto", "what the judge reads: ASR transcripts, the models' text channel, or auto (transcripts unless they disagree with the text channel)",
+                              choices=("auto", "transcript", "text"))  # fmt: skip
+    judge_prompt: str | None = option(None, "folder with your srd.txt and mrd.txt", metavar="DIR")
+    judge_prompt_srd: str | None = option(None, "your SRD prompt file", metavar="PATH")
+    judge_prompt_mrd: str | None = option(None, "your MRD prompt file", metavar="PATH")
+    judge_args: dict[str, str] = option({}, "judge backend option, e.g. concurrency=4 (repeatable)",
+                                        flag="--judge-arg", kind="kv")  # fmt: skip
+    judge_cache: bool = option(True, "reuse cached verdicts (cache root judge_cache.sqlite)")
+    mrd_threshold: float = option(40.0, "eligible when MRD > this percent")
+    filter_mrd: bool = option(False, "also leave samples whose MRD verdict is not relevant out of style scores")  # fmt: skip
+
+    def __post_init__(self) -> None:
+        _check_choices(self)
+        if not 0.0 <= self.mrd_threshold <= 100.0:
+            raise ValueError(f"--mrd-threshold is a percent in [0, 100], got {self.mrd_threshold}")
+
+
+@dataclass(frozen=True)
+class EmotionConfig:
+    """Automatic emotion probe (stage probe)."""
+
+    emotion_probe: str = option("none", "automatic emotion probe (needs the [emotion] extra)",
+                                choices=("none", "emotion2vec"))  # fmt: skip
+    probe_model: str = option("iic/emotion2vec_plus_large", "probe hub id or folder")
+    probe_delta: float = option(0.05, "probe probability threshold")
+
+    def __post_init__(self) -> None:
+        _check_choices(self)
+        _check_min(self, ("probe_delta",))
+
+
+SECTIONS: dict[str, type] = {
+    "decode": DecodeConfig,
+    "measure": MeasureConfig,
+    "score": ScoreConfig,
+    "judge": JudgeConfig,
+    "emotion": EmotionConfig,
+}
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    model: str = "reference"
-    model_args: dict[str, str] = field(default_factory=dict)
-    dim: str = "pitch"  # one of DIMS, or "all" (= the acoustic dims)
-    lang: str = "all"  # "en", "zh" or "all"
-    limit: int | None = None  # samples per (dim, direction, lang) cell
-    dialogues: str = "default"  # "default" or a set folder
-    out: str = "runs"
-    run_id: str | None = None
-    # decoding
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_new_tokens: int = 1024
-    seed: int = 0
-    # model process: None = in this process; else that env's python runs the model as a worker
-    worker_python: str | None = None
-    turn_timeout_s: float = 600.0  # worker only: a turn taking longer kills and restarts it
-    # measurement
-    asr: str = "faster-whisper"
-    asr_model: str = "base"
-    vad: str = "silero"
-    pitch_stat: str = "guarded_mean"  # guarded_mean | mean | median
-    speed_source: str = "auto"  # auto | asr | text | nuclei (see stages.score.speed_key)
-    # a transcript whose WER/CER against the model's text channel is above this is not trusted
-    # for syllable counts (speed_source auto) or judging (judge_input auto): metrics.fidelity
-    transcript_max_error: float = 0.3
-    f0_floor: float = 50.0
-    f0_ceil: float = 800.0
-    # scoring
-    pitch_st: float = 1.0
-    volume_db: float = 1.0
-    speed_pct: float = 5.0
-    n_boot: int = 2000
-    strict: bool = False
-    # relevance judge and gate (stylebench.stages.judge, stylebench.relevance)
-    judge: str = "offline"  # a name in stylebench.metrics.judge.JUDGES, or "none"
-    judge_model: str | None = None
-    judge_url: str | None = None
-    judge_prompt: str | None = None  # folder with srd.txt and mrd.txt
-    judge_prompt_srd: str | None = None
-    judge_prompt_mrd: str | None = None
-    judge_args: dict[str, str] = field(default_factory=dict)
-    judge_cache: bool = True
-    mrd_threshold: float = 40.0
-    filter_mrd: bool = False
-    # auto: ASR transcripts, except samples whose transcripts disagree with the text channel
-    judge_input: str = "auto"  # auto | transcript (ASR of the reply audio) | text (text channel)
-    # emotion (docs/metrics.md "Emotion")
-    prosody_delta: float = 1.0  # prosodic intensity index, JND units (mean over four cues)
-    emotion_probe: str = "none"  # none | emotion2vec
-    probe_model: str = "iic/emotion2vec_plus_large"  # hub id or local path
-    probe_delta: float = 0.05  # probe probability of the target emotion
+    """One run: which model on which samples, and the settings of every stage."""
+
+    model: str = option("reference", "model name (see `stylebench models`)", commands=RUN)
+    model_args: dict[str, str] = option({}, "argument for the model wrapper, e.g. path=/weights (repeatable)",
+                                        commands=RUN, flag="--model-arg", kind="kv")  # fmt: skip
+    dim: str = option("pitch", "speed, volume, pitch, emotion, or all (the acoustic dims)", commands=RUN)  # fmt: skip
+    lang: str = option("all", "en, zh or all", commands=RUN)
+    limit: int | None = option(None, "at most N samples per (dim, direction, lang) cell", commands=RUN)  # fmt: skip
+    dialogues: str = option("default", "dialogue set folder (default: the built-in set)", commands=RUN)  # fmt: skip
+    out: str = option("runs", "parent folder of run folders", commands=RUN)
+    run_id: str | None = option(None, "run folder name (default: model-dim-lang-setchecksum)", commands=RUN)  # fmt: skip
+    worker_python: str | None = option(None, "run the model in that environment's interpreter as a worker (docs/models.md#worker)",
+                                       commands=RUN, metavar="PYTHON")  # fmt: skip
+    turn_timeout_s: float = option(600.0, "with --worker-python: seconds per turn before the worker is restarted", commands=RUN)  # fmt: skip
+    max_reply_chars: int = option(20000, "a reply whose text channel is longer is an error record", commands=RUN)  # fmt: skip
+    max_reply_s: float = option(600.0, "a reply whose audio is longer is an error record", commands=RUN)  # fmt: skip
+    strict: bool = option(False, "stop at the first error")
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+    measure: MeasureConfig = field(default_factory=MeasureConfig)
+    score: ScoreConfig = field(default_factory=ScoreConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    emotion: EmotionConfig = field(default_factory=EmotionConfig)
 
     def __post_init__(self) -> None:
-        if self.dim not in (*DIMS, "all"):
-            raise ValueError(
-                f"--dim must be one of {', '.join(DIMS)} or all (the acoustic dims), got {self.dim!r}"
-            )
-        if self.emotion_probe not in ("none", "emotion2vec"):
-            raise ValueError(
-                f"--emotion-probe must be emotion2vec or none, got {self.emotion_probe!r}"
-            )
-        for name in ("prosody_delta", "probe_delta"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"threshold {name} must be >= 0")
-        if self.lang not in (*LANGS, "all"):
-            raise ValueError(f"--lang must be one of {', '.join(LANGS)} or all, got {self.lang!r}")
-        if self.limit is not None and self.limit < 1:
+        _check_choice(self.dim, "dim", (*DIMS, "all"))
+        _check_choice(self.lang, "lang", (*LANGS, "all"))
+        if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
             raise ValueError("--limit must be a positive number of samples per cell")
-        if self.pitch_stat not in ("guarded_mean", "mean", "median"):
-            raise ValueError(
-                f"pitch_stat must be guarded_mean, mean or median, got {self.pitch_stat!r}"
-            )
-        if self.speed_source not in ("auto", "asr", "text", "nuclei"):
-            raise ValueError(
-                f"speed_source must be auto, asr, text or nuclei, got {self.speed_source!r}"
-            )
-        for name in ("pitch_st", "volume_db", "speed_pct"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"threshold {name} must be >= 0")
-        if self.judge_input not in ("auto", "transcript", "text"):
-            raise ValueError(
-                f"judge_input must be auto, transcript or text, got {self.judge_input!r}"
-            )
-        if not self.transcript_max_error >= 0:
-            raise ValueError(
-                f"--transcript-max-error must be >= 0 (a WER/CER), got {self.transcript_max_error}"
-            )
-        if not 0.0 <= self.mrd_threshold <= 100.0:
-            raise ValueError(f"mrd_threshold is a percent in [0, 100], got {self.mrd_threshold}")
-        if not self.turn_timeout_s > 0:
-            raise ValueError(f"--turn-timeout-s must be > 0 seconds, got {self.turn_timeout_s}")
+        _check_min(self, ("turn_timeout_s", "max_reply_s"), 1e-9)
+        _check_min(self, ("max_reply_chars",), 1)
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -123,11 +189,60 @@ class RunConfig:
         return f"{self.model}-{self.dim}-{self.lang}{lim}-{set_checksum[:8]}"
 
     def to_dict(self) -> dict[str, Any]:
+        """Nested by section, as written into the manifest."""
         return dataclasses.asdict(self)
+
+    def flat(self) -> dict[str, Any]:
+        """Every option by its (unique) field name, sections flattened."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in SECTIONS}  # fmt: skip
+        for name in SECTIONS:
+            out.update(dataclasses.asdict(getattr(self, name)))
+        return out
+
+
+def section_of() -> dict[str, str | None]:
+    """Field name -> section name (``None`` for top-level run fields)."""
+    out: dict[str, str | None] = {
+        f.name: None for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS
+    }
+    for section, cls in SECTIONS.items():
+        for f in dataclasses.fields(cls):
+            out[f.name] = section
+    return out
+
+
+def from_flat(values: dict[str, Any]) -> RunConfig:
+    """Build a :class:`RunConfig` from ``{field: value}``; sections given as dicts also work.
+
+    Raises:
+        ValueError: an unknown key, with the known ones listed.
+    """
+    where = section_of()
+    top: dict[str, Any] = {}
+    parts: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+    for key, value in values.items():
+        if key in SECTIONS and isinstance(value, dict):
+            for k, v in value.items():
+                if where.get(k) != key:
+                    raise ValueError(f"unknown setting {key}.{k}; known: {sorted(n for n, s in where.items() if s == key)}")  # fmt: skip
+                parts[key][k] = v
+        elif key not in where:
+            raise ValueError(f"unknown setting {key!r}; known settings: {sorted(where)}")
+        elif where[key] is None:
+            top[key] = value
+        else:
+            parts[where[key]][key] = value
+    sections = {name: cls(**parts[name]) for name, cls in SECTIONS.items()}
+    return RunConfig(**top, **sections)
+
+
+def make_config(**values: Any) -> RunConfig:
+    """``make_config(model="neutral", asr="none")``: a config from flat field names."""
+    return from_flat(values)
 
 
 def read_config_file(path: Path | str) -> dict[str, Any]:
-    """Read a TOML or JSON config file into a flat dict of :class:`RunConfig` fields."""
+    """Read a TOML or JSON config file: flat ``key = value`` or ``[section]`` tables."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"config file {p} does not exist")
@@ -139,23 +254,38 @@ def read_config_file(path: Path | str) -> dict[str, Any]:
         data = json.loads(p.read_text(encoding="utf-8"))
     else:
         raise ValueError(f"config file {p} must be .toml or .json")
-    known = {f.name for f in dataclasses.fields(RunConfig)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"config file {p}: unknown keys {unknown}; known keys: {sorted(known)}")
+    try:
+        from_flat(data)  # unknown keys fail here, naming the file
+    except ValueError as exc:
+        raise ValueError(f"config file {p}: {exc}") from None
     return data
+
+
+def flatten(values: dict[str, Any]) -> dict[str, Any]:
+    """Sections (``{"judge": {...}}``) merged into one ``{field: value}`` mapping."""
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        if k in SECTIONS and isinstance(v, dict):
+            out.update(v)
+        else:
+            out[k] = v
+    return out
 
 
 def resolve_config(
     cli: dict[str, Any], config_file: Path | str | None = None, base: dict[str, Any] | None = None
 ) -> RunConfig:
-    """Merge ``base`` (e.g. a run's stored config) < config file < CLI values that are not None."""
-    merged: dict[str, Any] = dict(base or {})
+    """Merge ``base`` (e.g. a run's stored config) < config file < CLI values that are not None.
+
+    Keys of ``base`` this version no longer knows (a manifest from an older version) are dropped;
+    unknown keys from the user (config file, CLI) are errors.
+    """
+    known = section_of()
+    merged = {k: v for k, v in flatten(base or {}).items() if k in known}
     if config_file:
-        merged.update(read_config_file(config_file))
-    merged.update({k: v for k, v in cli.items() if v is not None})
-    known = {f.name for f in dataclasses.fields(RunConfig)}
-    return RunConfig(**{k: v for k, v in merged.items() if k in known})
+        merged.update(flatten(read_config_file(config_file)))
+    merged.update({k: v for k, v in flatten(cli).items() if v is not None})
+    return from_flat(merged)
 
 
 def parse_model_args(items: list[str] | None) -> dict[str, str]:
@@ -163,7 +293,7 @@ def parse_model_args(items: list[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items or []:
         if "=" not in item:
-            raise ValueError(f"--model-arg takes KEY=VALUE, got {item!r}")
+            raise ValueError(f"expected KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         out[k.strip()] = v.strip()
     return out

@@ -8,16 +8,26 @@ Every record written to a stage file is one of the dataclasses below, serialised
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from stylebench.metrics.dims.base import DIMENSIONS
+
 Status = Literal["ok", "error"]
-DIMS: tuple[str, ...] = ("speed", "volume", "pitch", "emotion")
-ACOUSTIC_DIMS: tuple[str, ...] = ("speed", "volume", "pitch")
+Key = tuple[str, int]  # (sample_id, turn) of a stage record
+#: the style dimensions, one module each (stylebench.metrics.dims); emotion is rated by humans,
+#: the others have an acoustic score
+DIMS: tuple[str, ...] = tuple(DIMENSIONS)
+ACOUSTIC_DIMS: tuple[str, ...] = tuple(d for d in DIMS if d != "emotion")
 EMOTIONS: tuple[str, ...] = ("happy", "sad", "angry", "surprised", "fearful", "disgusted")
 DIRECTIONS: tuple[str, ...] = ("intensify", "attenuate")
 LANGS: tuple[str, ...] = ("en", "zh")
-N_TURNS = 3
+TURNS: tuple[int, ...] = (1, 2, 3)
+PAIRS: tuple[tuple[int, int], ...] = ((1, 2), (2, 3))
+N_TURNS = len(TURNS)
 
 
 @dataclass(frozen=True)
@@ -77,10 +87,10 @@ class Turn:
 class DecodeConfig:
     """Decoding settings handed to a model wrapper; part of every response cache key."""
 
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_new_tokens: int = 1024
-    seed: int = 0
+    temperature: float = field(default=0.0, metadata={"help": "sampling temperature (0 = greedy)", "commands": ("run",)})  # fmt: skip
+    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass", "commands": ("run",)})  # fmt: skip
+    max_new_tokens: int = field(default=1024, metadata={"help": "most tokens per reply", "commands": ("run",)})  # fmt: skip
+    seed: int = field(default=0, metadata={"help": "seed for decoding and the bootstrap", "commands": ("run",)})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -174,13 +184,76 @@ RECORD_TYPES: dict[str, type] = {
 }
 
 
+class RecordError(ValueError):
+    """A record that does not match its schema (wrong type, NaN, unknown status)."""
+
+
+_SCALARS: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), bool: (bool,)}
+
+
+def _check_field(cls: type, name: str, hint: Any, value: Any) -> None:
+    where = f"{cls.__name__}.{name}"
+    origin = typing.get_origin(hint)
+    if hint in _SCALARS:
+        if not isinstance(value, _SCALARS[hint]) or (hint is int and isinstance(value, bool)):
+            raise RecordError(f"{where} must be {hint.__name__}, got {type(value).__name__}")
+    elif hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise RecordError(f"{where} must be a number, got {type(value).__name__}")
+        if not math.isfinite(value):
+            raise RecordError(f"{where} must be finite, got {value!r}")
+    elif origin is typing.Union or str(hint) == "float | None":
+        if value is not None:
+            _check_field(cls, name, float, value)
+    elif origin is Literal:
+        if value not in typing.get_args(hint):
+            raise RecordError(f"{where} must be one of {typing.get_args(hint)}, got {value!r}")
+    elif origin in (dict, list):
+        if not isinstance(value, origin):
+            raise RecordError(f"{where} must be a {origin.__name__}, got {type(value).__name__}")
+        if name == "values":  # feature values: finite numbers by name
+            for k, v in value.items():
+                _check_field(cls, f"values[{k!r}]", float, v)
+        try:  # nested data must be plain JSON: no NaN/inf, no objects
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise RecordError(f"{where} is not plain JSON: {exc}") from None
+
+
+def validate_record(record: Any) -> Any:
+    """Check every field of a stage record against its declared type; returns the record.
+
+    Raises:
+        RecordError: a field of the wrong type, a non-finite number, an unknown status, or nested
+            data that is not plain JSON (what a hostile or broken model reply can carry).
+    """
+    cls = type(record)
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        _check_field(cls, f.name, hints[f.name], getattr(record, f.name))
+    return record
+
+
 def to_json_dict(record: Any) -> dict[str, Any]:
-    """Serialise a record dataclass to a JSON-ready dict."""
-    return dataclasses.asdict(record)
+    """Serialise a record dataclass to a JSON-ready dict (validated first)."""
+    return dataclasses.asdict(validate_record(record))
 
 
 def from_json_dict(stage: str, d: dict[str, Any]) -> Any:
-    """Rebuild the typed record of ``stage`` from its JSON dict, ignoring unknown keys."""
+    """Rebuild the typed record of ``stage`` from its JSON dict, ignoring unknown keys.
+
+    Raises:
+        RecordError: the dict does not make a valid record of that stage.
+    """
     cls = RECORD_TYPES[stage]
     names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in d.items() if k in names})
+    try:
+        record = cls(**{k: v for k, v in d.items() if k in names})
+    except TypeError as exc:
+        raise RecordError(f"not a {cls.__name__}: {exc}") from None
+    return validate_record(record)
+
+
+def error_record(stage: str, key: Key, fp: str, message: str) -> Any:
+    """An error record of ``stage`` for ``key``, e.g. for a stored line that no longer loads."""
+    return RECORD_TYPES[stage](key[0], key[1], "error", fp, error=message)

@@ -4,29 +4,37 @@ Layout of ``runs/<run_id>/``::
 
     manifest.json      resolved config, versions, git revision, dialogue-set checksum
     respond.jsonl      one record per (sample_id, turn) attempt, appended
-    transcribe.jsonl
-    features.jsonl
+    transcribe.jsonl   (and features, judge, probe: one file per stage)
     audio/             reply wavs, written atomically before their record is appended
+    .lock              held (flock) by the one process working on the folder
 
 A crash (even ``kill -9``) can tear at most the line being written. Reading drops a torn last
 line; the next append starts on a fresh line so the file stays parseable. Files are never
-rewritten or truncated: later records for the same key supersede earlier ones on read.
+rewritten or truncated: later records for the same key supersede earlier ones on read. Every
+read names the fingerprints it expects, so records of another configuration are never mixed in.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
 import os
-from collections.abc import Iterator
+import socket
+import time
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from stylebench.records import from_json_dict, to_json_dict
+from stylebench.records import Key, RecordError, error_record, from_json_dict, to_json_dict
 
 log = logging.getLogger(__name__)
-Key = tuple[str, int]
+LOCK_NAME = ".lock"
+
+
+class RunFolderBusy(RuntimeError):
+    """Another process holds the run folder's lock."""
 
 
 class RunStore:
@@ -69,10 +77,14 @@ class RunStore:
         return self.root / "audio" / f"{safe}_t{turn}{tag}.wav"
 
     def append(self, stage: str, record: Any) -> None:
-        """Append one record as one line, flushed and fsynced before returning."""
+        """Append one record as one line, flushed and fsynced before returning.
+
+        Raises:
+            RecordError: the record does not match its schema; nothing is written.
+        """
         path = self.stage_path(stage)
         path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(to_json_dict(record), ensure_ascii=False, sort_keys=True)
+        line = json.dumps(to_json_dict(record), ensure_ascii=False, sort_keys=True, allow_nan=False)
         with open(path, "a+b") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
@@ -106,28 +118,78 @@ class RunStore:
             if isinstance(d, dict) and "sample_id" in d and "turn" in d:
                 yield d
 
-    def load(self, stage: str, fp: dict[Key, str] | str | None = None) -> dict[Key, Any]:
-        """Latest record per key, keeping only records whose fingerprint matches ``fp``.
+    def index(self, stage: str, keys: Collection[Key]) -> dict[tuple[Key, str], Any]:
+        """Every record of ``keys`` by ``(key, fingerprint)``, the latest per pair.
 
-        Args:
-            stage: stage name (``respond``, ``transcribe``, ``features``).
-            fp: ``None`` keeps every record; a string keeps records with that fingerprint; a
-                dict gives the expected fingerprint per key (keys absent from it are dropped).
+        For stages whose expected fingerprints are learned one turn at a time (respond: a turn's
+        key covers the hashes of the replies before it). An ok record is never superseded by a
+        later error of the same fingerprint. A line that parses as JSON but does not make a valid
+        record (a hostile reply stored by an older version, a hand edit) becomes an error record
+        with the reason, so that key is retried instead of crashing every later run of the folder.
         """
-        out: dict[Key, Any] = {}
+        wanted = set(keys)
+        out: dict[tuple[Key, str], Any] = {}
         for d in self.iter_raw(stage):
-            key = (str(d["sample_id"]), int(d["turn"]))
-            if fp is not None:
-                want = fp if isinstance(fp, str) else fp.get(key)
-                if d.get("fp") != want:
-                    continue
-            rec = from_json_dict(stage, d)
-            prev = out.get(key)
-            # an ok record is never superseded by a later error for the same fingerprint
+            key = (str(d["sample_id"]), _as_turn(d["turn"]))
+            fp = d.get("fp")
+            if key not in wanted or not isinstance(fp, str):
+                continue
+            try:
+                rec = from_json_dict(stage, d)
+            except RecordError as exc:
+                log.warning("%s: unreadable record for %s: %s", stage, key, exc)
+                rec = error_record(stage, key, fp, f"stored record unreadable: {exc}")
+            prev = out.get((key, fp))
             if prev is not None and prev.status == "ok" and rec.status != "ok":
                 continue
-            out[key] = rec
+            out[(key, fp)] = rec
         return out
 
-    def count_lines(self, stage: str) -> int:
-        return sum(1 for _ in self.iter_raw(stage))
+    def load(self, stage: str, expected: Mapping[Key, str]) -> dict[Key, Any]:
+        """The latest record per key among those carrying the fingerprint the caller expects.
+
+        There is no unfiltered read: a run folder may hold records of earlier configurations
+        (another ASR, judge, decode setting), and only the caller knows which are current.
+        """
+        idx = self.index(stage, expected.keys())
+        return {k: idx[(k, fp)] for k, fp in expected.items() if (k, fp) in idx}
+
+    # -- one process per run folder -------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self, command: str) -> Iterator[None]:
+        """Hold the run folder for this process; a second process is refused, naming the holder.
+
+        The lock is an ``flock`` on ``.lock`` in the folder: the kernel drops it when the holder
+        exits, even on ``kill -9``, so a stale lock file never blocks a later run.
+
+        Raises:
+            RunFolderBusy: another live process holds the folder.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / LOCK_NAME
+        fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the with-block
+        try:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "another process"
+                raise RunFolderBusy(
+                    f"{self.root} is in use by {holder}; wait for it to finish, or pass another "
+                    "--run-id/--out"
+                ) from None
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()} on {socket.gethostname()} ({command}, since "
+                     f"{time.strftime('%Y-%m-%d %H:%M:%S')})")  # fmt: skip
+            fh.flush()
+            yield
+        finally:
+            fh.close()  # closing releases the flock
+
+
+def _as_turn(turn: Any) -> int:
+    try:
+        return int(turn)
+    except (TypeError, ValueError):
+        return -1  # a malformed key matches no expected key

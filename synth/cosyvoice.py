@@ -39,6 +39,7 @@ from stylebench.synth.base import Audio, Style, Voice
 DEFAULT_MODEL = "iic/CosyVoice2-0.5B"
 PROMPT_SR = 16000
 END_OF_PROMPT = "<|endofprompt|>"
+WEIGHTS_CONFIG = "cosyvoice2.yaml"  # the file CosyVoice2 reads first from its model folder
 INSTALL_HINT = (
     "cosyvoice is not installed: clone FunAudioLLM/CosyVoice, pip install -r requirements.txt "
     "and put the clone and its third_party/Matcha-TTS on PYTHONPATH, or run it in that env with "
@@ -92,14 +93,19 @@ def voices_by_lang(prompts: dict[str, PromptVoice]) -> dict[str, list[Voice]]:
 
 
 def load_prompt_16k(path: str | Path) -> Any:
-    """The prompt wav as a mono float32 torch tensor of shape (1, T) at 16 kHz."""
-    import soundfile as sf
+    """The prompt wav as a mono float32 torch tensor of shape (1, T) at 16 kHz.
+
+    Raises:
+        AudioError: the prompt is not readable audio, or is silent or shorter than 0.2 s.
+    """
     import torch
 
+    from stylebench.audio import load_audio
     from stylebench.metrics._common import resample
 
-    wave, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    mono = resample(wave.mean(axis=1).astype(np.float64), int(sr), PROMPT_SR)
+    wave, sr = load_audio(path)
+    # resampled in float64, as the prompts have always been, so a prompt gives the same tensor
+    mono = resample(wave.astype(np.float64), sr, PROMPT_SR)
     return torch.from_numpy(np.asarray(mono, dtype=np.float32)).unsqueeze(0)
 
 
@@ -138,16 +144,31 @@ class CosyVoice2Synth:
                 from cosyvoice.cli.cosyvoice import CosyVoice2
             except ImportError:
                 raise MissingExtraError(INSTALL_HINT) from None
+            local = Path(self.model)
+            if local.exists() and not (local / WEIGHTS_CONFIG).is_file():
+                # CosyVoice2 would raise a bare ValueError; say which folder lacks the weights
+                raise MissingExtraError(self._no_weights(f"{local} holds no {WEIGHTS_CONFIG}"))
             try:
                 self._cosy = CosyVoice2(self.model, load_jit=False, load_trt=False, fp16=self.fp16)
-            except Exception as exc:  # a hub id offline, or a folder without the weights
-                first = (str(exc).splitlines() or [""])[0][:200]
+            except ImportError as exc:  # a package CosyVoice imports while loading
                 raise MissingExtraError(
-                    f"CosyVoice2 weights {self.model!r} could not be loaded ({type(exc).__name__}:"
-                    f" {first}); download them (modelscope download --model {DEFAULT_MODEL} "
-                    "--local_dir DIR) and pass --synth-arg model=DIR"
-                ) from None
+                    f"CosyVoice2 needs a package that is not installed ({exc}); pip install -r "
+                    "requirements.txt of the CosyVoice clone (docs/synth.md)"
+                ) from exc
+            except OSError as exc:
+                # Missing weight files and an unreachable hub (download errors are OSErrors) mean
+                # the weights are not here. Anything else (out of memory, a bug) is not a
+                # download problem and propagates with its own type and message.
+                first = (str(exc).splitlines() or [""])[0][:200]
+                raise MissingExtraError(self._no_weights(f"{type(exc).__name__}: {first}")) from exc
         return self._cosy
+
+    def _no_weights(self, why: str) -> str:
+        return (
+            f"CosyVoice2 weights {self.model!r} could not be loaded ({why}); download them "
+            f"(modelscope download --model {DEFAULT_MODEL} --local_dir DIR) and pass "
+            "--synth-arg model=DIR"
+        )
 
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
         """Speak ``text`` in the prompt speaker ``voice``; instruction mode when one is set."""

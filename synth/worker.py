@@ -41,7 +41,7 @@ class SynthModel(SpeechModel):
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         from stylebench.audio import write_wav
-        from stylebench.model_wrappers._common import scratch_wav
+        from stylebench.model_wrappers.common import scratch_wav
 
         voice = Voice(**user_turn.raw["voice"])
         style = Style(**user_turn.raw.get("style", {}))
@@ -68,7 +68,13 @@ class WorkerSynth:
         return self._worker.describe()
 
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
-        import soundfile as sf
+        """Speak ``text`` in the worker.
+
+        Raises:
+            AudioError: the worker's wav is unreadable, silent or shorter than 0.2 s (a user turn
+                that says nothing would make a broken dialogue).
+        """
+        from stylebench.audio import load_audio
 
         raw = {"voice": asdict(voice), "style": asdict(style)}
         reply = self._worker.respond((), Turn("user", text, None, None, raw=raw), DecodeConfig())
@@ -76,10 +82,10 @@ class WorkerSynth:
             raise RuntimeError(f"{self.name} worker returned no audio for {text[:60]!r}")
         path = Path(reply.audio)
         try:
-            wave, sr = sf.read(str(path), dtype="float32", always_2d=True)
+            wave, sr = load_audio(path)
         finally:
             path.unlink(missing_ok=True)
-        return Audio(np.ascontiguousarray(wave.mean(axis=1), dtype=np.float32), int(sr))
+        return Audio(np.ascontiguousarray(wave, dtype=np.float32), sr)
 
     def close(self) -> None:
         self._worker.close()

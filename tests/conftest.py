@@ -47,3 +47,26 @@ def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = BuildSpec(per_cell=2, voices_per_lang=2, seed=1)
     build_set(out, spec, EspeakSynth(), {lang: voices_for(lang) for lang in spec.langs})
     return out
+
+
+# -- the judge stand-ins (tests/standins/judge.py): NOT Whisper, NOT an LLM judge -------------
+@pytest.fixture
+def standins(monkeypatch, tmp_path):
+    """Register the stand-in judge and route transcription through the stand-in ASR."""
+    from standins.judge import install_standins
+
+    install_standins(monkeypatch, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def reference_run(small_set, tmp_path_factory):
+    """One finished run (reference, volume, en, 2 samples, stand-in judge), built once."""
+    from standins.judge import OverlapJudgeStandIn, cfg_for, install_standins
+
+    from stylebench.pipeline.commands import run
+
+    root = tmp_path_factory.mktemp("judge-base")
+    with pytest.MonkeyPatch.context() as mp:
+        install_standins(mp, root)
+        res = run(cfg_for(small_set, root), progress=False)
+        return res, OverlapJudgeStandIn.calls

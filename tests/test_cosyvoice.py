@@ -1,5 +1,8 @@
 """CosyVoice2 synthesis: the exact calls of the official inference code, checked against named
-stand-ins for the absent ``cosyvoice`` package (both prompt APIs), in process and in a worker."""
+stand-ins for the absent ``cosyvoice`` package (both prompt APIs), in process and in a worker.
+
+The stand-ins that synthesise return torch tensors, as the package does: those tests skip when
+torch is absent. The loading tests need no torch."""
 
 from __future__ import annotations
 
@@ -36,8 +39,8 @@ STAND_IN_TENSOR_API = textwrap.dedent('''
             self.sample_rate = 24000
 
         def _chunks(self):
-            yield {"tts_speech": torch.full((1, 2400), 0.1)}
-            yield {"tts_speech": torch.full((1, 1200), 0.2)}
+            yield {"tts_speech": torch.full((1, 4800), 0.1)}
+            yield {"tts_speech": torch.full((1, 2400), 0.2)}
 
         def inference_zero_shot(self, tts_text, prompt_text, prompt_speech_16k,
                                 zero_shot_spk_id="", stream=False, speed=1.0, text_frontend=True):
@@ -85,8 +88,21 @@ def _install(monkeypatch, module: types.ModuleType) -> None:
         monkeypatch.setitem(sys.modules, name, mod)
 
 
+def _raising_api(monkeypatch, exc: BaseException) -> None:
+    """Install a stand-in ``cosyvoice`` whose ``CosyVoice2(...)`` raises ``exc`` (no torch)."""
+
+    class StandInCosyVoice2Raising:
+        def __init__(self, model_dir, **kwargs):
+            raise exc
+
+    module = types.ModuleType("cosyvoice.cli.cosyvoice")
+    module.CosyVoice2 = StandInCosyVoice2Raising
+    _install(monkeypatch, module)
+
+
 @pytest.fixture
 def tensor_api(monkeypatch) -> types.ModuleType:
+    pytest.importorskip("torch")
     module = types.ModuleType("cosyvoice.cli.cosyvoice")
     exec(STAND_IN_TENSOR_API, module.__dict__)  # noqa: S102 - our own stand-in source
     _install(monkeypatch, module)
@@ -125,7 +141,7 @@ def test_zero_shot_contract_with_a_16k_prompt_tensor(tensor_api, voices_file):
         False,
     )
     assert tuple(prompt.shape) == (1, 8000) and str(prompt.dtype) == "torch.float32"
-    expected = np.concatenate([np.full(2400, 0.1), np.full(1200, 0.2)]).astype(np.float32)
+    expected = np.concatenate([np.full(4800, 0.1), np.full(2400, 0.2)]).astype(np.float32)
     assert audio.sr == 24000 and np.allclose(audio.wave, expected)
     louder = synth.synthesize("Say this sentence.", voice, Style(gain_db=6.0))  # FFmpeg after
     assert float(np.sqrt(np.mean(louder.wave**2)) / np.sqrt(np.mean(expected**2))) == (
@@ -153,10 +169,19 @@ def test_instruct2_contract_in_both_prompt_apis(tensor_api, voices_file, monkeyp
     assert audio.sr == 24000 and audio.wave.size == 480
 
 
-def test_missing_package_weights_or_voice_give_one_line_hints(monkeypatch, voices_file, tensor_api):
+def test_missing_package_weights_or_voice_give_one_line_hints(monkeypatch, voices_file):
+    _raising_api(monkeypatch, FileNotFoundError("/hub/missing/weights/llm.pt not found"))
     synth = CosyVoice2Synth(model="missing/weights", voices=str(voices_file))
     with pytest.raises(MissingExtraError, match="weights 'missing/weights' could not be loaded"):
         synth.synthesize("Hi.", synth.voices_for("en")[0])
+    _raising_api(monkeypatch, ConnectionError("Max retries exceeded with url: modelscope.cn"))
+    with pytest.raises(MissingExtraError, match="ConnectionError.*download them"):
+        synth.synthesize("Hi.", synth.voices_for("en")[0])
+    empty = voices_file.parent / "no-weights"
+    empty.mkdir()
+    no_yaml = CosyVoice2Synth(model=str(empty), voices=str(voices_file))
+    with pytest.raises(MissingExtraError, match="holds no cosyvoice2.yaml"):
+        no_yaml.synthesize("Hi.", synth.voices_for("en")[0])
     with pytest.raises(ValueError, match="no speaker prompt for voice 'zz'"):
         from stylebench.synth.base import Voice
 
@@ -166,6 +191,22 @@ def test_missing_package_weights_or_voice_give_one_line_hints(monkeypatch, voice
     with pytest.raises(MissingExtraError) as err:
         CosyVoice2Synth(voices=str(voices_file)).synthesize("Hi.", synth.voices_for("en")[0])
     assert "cosyvoice is not installed" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RuntimeError("CUDA out of memory. Tried to allocate 1.50 GiB"),
+        KeyError("llm"),
+        ValueError("bad hyperparameter in cosyvoice2.yaml"),
+    ],
+)
+def test_other_load_failures_keep_their_own_type_and_text(monkeypatch, voices_file, exc):
+    _raising_api(monkeypatch, exc)
+    synth = CosyVoice2Synth(model="iic/CosyVoice2-0.5B", voices=str(voices_file))
+    with pytest.raises(type(exc)) as err:
+        synth.synthesize("Hi.", synth.voices_for("en")[0])
+    assert err.value is exc and not isinstance(err.value, MissingExtraError)
 
 
 def test_voices_file_errors(tmp_path, voices_file):
@@ -202,12 +243,14 @@ def test_build_dialogues_without_the_package_prints_the_hint(monkeypatch, voices
             f"voices={voices_file}"]  # fmt: skip
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("stylebench: cosyvoice is not installed") and "\n" not in err
+    assert err.startswith("stylebench: ") and "\n" not in err
+    assert "cosyvoice is not installed: clone FunAudioLLM/CosyVoice" in err
     assert not (tmp_path / "s").exists()
 
 
 def test_cosyvoice2_in_its_own_worker_process(voices_file, tmp_path, monkeypatch):
     """The synth worker (the model-worker adapter) with the stand-in package on PYTHONPATH."""
+    pytest.importorskip("torch")  # the stand-in returns torch tensors, as the package does
     from stylebench.synth.worker import WorkerSynth
 
     pkg = tmp_path / "standin" / "cosyvoice"
@@ -220,7 +263,7 @@ def test_cosyvoice2_in_its_own_worker_process(voices_file, tmp_path, monkeypatch
     try:
         assert synth.describe()["name"] == "cosyvoice2"
         audio = synth.synthesize("Hello there.", load_voices_file(voices_file)["en-f1"].voice)
-        assert audio.sr == 24000 and audio.wave.size == 3600
-        assert np.allclose(audio.wave[:2400], 0.1, atol=1e-4)
+        assert audio.sr == 24000 and audio.wave.size == 7200
+        assert np.allclose(audio.wave[:4800], 0.1, atol=1e-4)
     finally:
         synth.close()

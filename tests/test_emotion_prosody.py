@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from stylebench.emotion import agreement_with_humans, cohen_kappa, prosodic_by_turn
 from stylebench.metrics import prosody
-from stylebench.model_wrappers.reference import step_style
+from stylebench.metrics.dims.emotion import prosodic_by_turn
+from stylebench.model_wrappers.embedded.espeak import step_style
 from stylebench.records import FeatureRecord, Sample, UserTurn
-from stylebench.scoring import TurnScore
+from stylebench.scoring.cells import TurnScore
+from stylebench.scoring.emotion import agreement_with_humans, cohen_kappa
 
 BASE = {"f0_mean_guarded": 100.0, "f0_std_st": 2.0, "rms_active_dbfs": -20.0, "nuclei_spm": 200.0}
 # two semitones higher, one semitone wider, 3 dB louder, 10% faster
@@ -42,13 +43,9 @@ def test_arousal_terms_and_index_in_jnd_units():
 
 
 def test_intensity_takes_the_emotions_arousal_side():
-    feats = {1: BASE, 2: UP}
-    assert prosody.prosodic_intensity(feats, "happy") == pytest.approx({1: 0.0, 2: 2.0})
-    assert prosody.prosodic_intensity(feats, "sad") == pytest.approx({1: 0.0, 2: -2.0})
-    with pytest.raises(ValueError, match="unknown emotion"):
-        prosody.prosodic_intensity(feats, "bored")
-    with pytest.raises(ValueError, match="turn 1"):
-        prosody.prosodic_intensity({2: UP}, "happy")
+    assert prosody.AROUSAL_SIGN["happy"] * prosody.arousal_index(BASE, UP) == pytest.approx(2.0)
+    assert prosody.AROUSAL_SIGN["sad"] * prosody.arousal_index(BASE, UP) == pytest.approx(-2.0)
+    assert set(prosody.AROUSAL_SIGN) == {"happy", "angry", "surprised", "fearful", "sad", "disgusted"}  # fmt: skip
     with pytest.raises(ValueError, match="nuclei_spm missing for this turn"):
         prosody.arousal_index(BASE, {k: v for k, v in UP.items() if k != "nuclei_spm"})
 
@@ -73,11 +70,11 @@ def _sample(emotion="fearful"):
 
 def test_prosodic_by_turn_reports_why_a_turn_has_no_score():
     s = _sample()
-    ok = {("s1", k): FeatureRecord("s1", k, "ok", "fp", values=v) for k, v in ((1, BASE), (2, UP))}
+    # the dimension is handed each turn's ok feature record (failed turns are left out)
+    ok = {k: FeatureRecord("s1", k, "ok", "fp", values=v) for k, v in ((1, BASE), (2, UP))}
     assert prosodic_by_turn(s, ok) == pytest.approx({1: 0.0, 2: 2.0})
-    failed1 = {**ok, ("s1", 1): FeatureRecord("s1", 1, "error", "fp", error="silent")}
-    assert prosodic_by_turn(s, failed1) == {2: "prosodic: turn 1 (the baseline) has no features"}
-    no_rate = {**ok, ("s1", 2): FeatureRecord("s1", 2, "ok", "fp", values={**UP, "nuclei_spm": 0})}
+    assert prosodic_by_turn(s, {2: ok[2]}) == {2: "prosodic: turn 1 (the baseline) has no features"}
+    no_rate = {**ok, 2: FeatureRecord("s1", 2, "ok", "fp", values={**UP, "nuclei_spm": 0})}
     assert "nuclei_spm must be > 0" in prosodic_by_turn(s, no_rate)[2]
 
 

@@ -13,10 +13,10 @@ import pytest
 import soundfile as sf
 
 from stylebench.cli import main
-from stylebench.config import RunConfig
-from stylebench.emotion import emotion_report_block
+from stylebench.config import make_config
 from stylebench.metrics.emotion_probe import LABELS, map_label, map_scores, saturation, top
-from stylebench.pipeline import report_only, rescore, run
+from stylebench.pipeline.commands import report_only, rescore, run
+from stylebench.scoring.emotion import emotion_report_block
 
 FAST = {"asr": "none", "vad": "energy", "n_boot": 200, "judge": "none"}
 E2V_LABELS = ["生气/angry", "厌恶/disgusted", "恐惧/fearful", "开心/happy", "中立/neutral",
@@ -39,7 +39,7 @@ def emotion_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def runs(emotion_set: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("emo-runs")
-    ref = run(RunConfig(model="reference", dim="emotion", dialogues=str(emotion_set),
+    ref = run(make_config(model="reference", dim="emotion", dialogues=str(emotion_set),
                         out=str(out), **FAST), progress=False)  # fmt: skip
     argv = ["--no-progress", "run", "--model", "neutral", "--dim", "emotion", "--dialogues",
             str(emotion_set), "--out", str(out), "--asr", "none", "--vad", "energy", "--judge",
@@ -150,7 +150,8 @@ def test_emotion2vec_probe_through_a_stand_in(runs, monkeypatch):
     assert "**Probe** (probe: emotion2vec" in md and "### Probe VSP" in md
 
     again = rescore(runs["ref_dir"], cfg, progress=False)  # resumable: nothing re-probed
-    assert "probe" not in again.counts or again.counts["probe"]["called"] == 0
+    assert again.counts["probe"]["ok"] == again.counts["probe"]["error"] == 0
+    assert again.counts["probe"]["skipped"] > 0
 
 
 def test_probe_without_funasr_prints_the_install_hint(runs, monkeypatch, capsys):
@@ -163,29 +164,26 @@ def test_probe_without_funasr_prints_the_install_hint(runs, monkeypatch, capsys)
 
 
 def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch):
-    from stylebench.config import resolve_config
-    from stylebench.dialogues.sets import load_set
-    from stylebench.pipeline import feature_config, select_samples
-    from stylebench.stages.features import plan_features
-    from stylebench.stages.score import collect_turn_scores
-    from stylebench.store import RunStore
+    from stylebench.metrics.dims.base import ScoreContext
+    from stylebench.pipeline.commands import open_stored
+    from stylebench.pipeline.runner import measure
+    from stylebench.scoring.turns import collect_turn_scores
 
     stand_in = types.SimpleNamespace(AutoModel=StandInFunasrAutoModel)
     monkeypatch.setitem(sys.modules, "funasr", stand_in)
     probe = {"emotion_probe": "emotion2vec", "probe_model": "iic/emotion2vec_plus_large"}
     rescore(runs["ref_dir"], probe, progress=False)  # probe records (reused when present)
-    store = RunStore(runs["ref_dir"])
-    cfg = resolve_config(probe, base=store.read_manifest()["config"])
-    samples = select_samples(load_set(emotion_set)[0], cfg)
+    stored = open_stored(runs["ref_dir"])  # its config now names the probe
+    store, cfg, samples = stored.store, stored.cfg, stored.samples
     # a human panel that hears every instructed change, as the reference makes it
     majority = [{"sample_id": s.id, "pair": p,
                  "majority": "later" if s.direction == "intensify" else "earlier"}
                 for s in samples for p in ("1-2", "2-3")]  # fmt: skip
     (store.root / "ratings_summary.json").write_text(json.dumps({"majority": majority}))
     try:
-        expected, _ = plan_features(store, samples, feature_config(cfg), None)
-        scores = collect_turn_scores(store, samples, store.load("features", expected))
-        block = emotion_report_block(store, samples, cfg, scores)["emotion_scores"]
+        measured = measure(store, samples, cfg, stored.replies(), compute=False, progress=False)
+        scores = collect_turn_scores(samples, measured.replies, measured.features, ScoreContext())
+        block = emotion_report_block(store.root, samples, cfg, scores, (), measured)["emotion_scores"]
     finally:
         (store.root / "ratings_summary.json").unlink()
     agree = block["prosodic"]["agreement_with_human"]
@@ -194,7 +192,7 @@ def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch
     assert block["probe"]["agreement_with_human"] == agree
     flipped = [{**r, "majority": "earlier" if r["majority"] == "later" else "later"}
                for r in majority]  # fmt: skip
-    from stylebench.emotion import agreement_with_humans
+    from stylebench.scoring.emotion import agreement_with_humans
 
     assert agreement_with_humans(scores, flipped)["kappa"] == -1.0
     assert block["sources"]["human"].startswith("human")

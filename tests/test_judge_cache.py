@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from stylebench.metrics.judge import JudgeError, JudgeRequest, Verdict
-from stylebench.metrics.judge_cache import JudgeCache, cache_key, judge_all
+from stylebench.metrics.judges.base import JudgeError, JudgeRequest, Verdict
+from stylebench.metrics.judges.cache import JudgeCache, cache_key, judge_all
 
 REQ = JudgeRequest("srd", "en", (("What is the capital of Canada?", "Ottawa."),))
 DESC = {"backend": "openai", "model": "m", "prompts": {"srd": {"sha256": "a"}}, "decode": {"temperature": 0.0}}  # fmt: skip

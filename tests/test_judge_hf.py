@@ -14,8 +14,9 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from stylebench.metrics.judge import JudgeRequest, load_prompts, render  # noqa: E402
-from stylebench.metrics.judge_hf import TransformersJudge, plain_chat  # noqa: E402
+from stylebench.metrics.judges.base import JudgeRequest  # noqa: E402
+from stylebench.metrics.judges.hf import TransformersJudge, plain_chat  # noqa: E402
+from stylebench.metrics.judges.prompting import load_prompts, render  # noqa: E402
 
 TEMPLATE = (
     "{% for m in messages %}<s>{{ m['role'] }}\n{{ m['content'] }}</s>\n{% endfor %}"
@@ -122,7 +123,7 @@ def test_trained_tiny_judge_returns_parsed_labels(tiny, tmp_path):
 
 
 def test_missing_model_is_a_clear_error(tmp_path):
-    from stylebench.metrics.judge import JudgeError
+    from stylebench.metrics.judges.base import JudgeError
 
     j = TransformersJudge(str(tmp_path / "no-such-model"))
     with pytest.raises(JudgeError, match="cannot load judge model"):

@@ -10,8 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from stylebench.metrics.judge import JudgeError, JudgeRequest, fence_data, load_prompts, render
-from stylebench.metrics.judge_openai import OpenAIJudge
+from stylebench.metrics.judges.base import JudgeError, JudgeRequest
+from stylebench.metrics.judges.openai_api import OpenAIJudge
+from stylebench.metrics.judges.prompting import fence_data, load_prompts, render
 
 RELEVANT = '{"label": "relevant", "reason": "answers the question"}'
 SRD = JudgeRequest("srd", "en", (("What is the capital of Canada?", "It is Ottawa."),))

@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
-from stylebench.metrics.judge import (
-    JudgeRequest,
+from stylebench.metrics.judges.base import JudgeRequest
+from stylebench.metrics.judges.prompting import (
     fence_data,
     load_prompts,
     parse_prompt,
@@ -24,9 +24,8 @@ def test_builtin_prompts_are_versioned_and_hashed():
     ps = load_prompts()
     for kind in ("srd", "mrd"):
         p = ps.for_kind(kind)
-        raw = (
-            resources.files("stylebench.metrics").joinpath("prompts", f"{kind}_v1.txt").read_bytes()
-        )
+        builtin = resources.files("stylebench.metrics.judges").joinpath("prompts", f"{kind}_v1.txt")
+        raw = builtin.read_bytes()
         assert p.name == f"{kind}_v1.txt" and p.source == f"builtin:{kind}_v1.txt"
         assert p.sha256 == hashlib.sha256(raw).hexdigest()
         assert p.system and "{{data}}" in p.user

@@ -12,8 +12,8 @@ import types
 
 import pytest
 
-from stylebench.metrics.judge import JudgeError, JudgeRequest
-from stylebench.metrics.judge_vllm import VLLMJudge
+from stylebench.metrics.judges.base import JudgeError, JudgeRequest
+from stylebench.metrics.judges.vllm_engine import VLLMJudge
 from stylebench.registry import MissingExtraError
 
 REQS = [

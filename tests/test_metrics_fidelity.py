@@ -8,6 +8,7 @@ import pytest
 
 from stylebench.metrics.fidelity import (
     edit_distance,
+    edit_distance_reference,
     is_faithful,
     tokens,
     transcript_error_rate,
@@ -19,6 +20,16 @@ def test_edit_distance_known_answers():
     assert edit_distance(list("kitten"), list("sitting")) == 3
     assert edit_distance(list("abc"), []) == 3
     assert edit_distance([], list("ab")) == 2
+
+
+def test_fast_edit_distance_matches_the_textbook_programme():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        a = [rng.choice(["the", "a", "cat", "sat", "我", "你"]) for _ in range(rng.randrange(0, 25))]
+        b = [rng.choice(["the", "a", "cat", "sat", "我", "你"]) for _ in range(rng.randrange(0, 25))]
+        assert edit_distance(a, b) == edit_distance_reference(a, b)
 
 
 def test_english_wer_ignores_case_punctuation_and_digit_spelling():

@@ -8,6 +8,7 @@ here is also run through the CLI for real.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from stylebench import cli
-from stylebench.model_wrappers import _common
+from stylebench.model_wrappers import weights
 from stylebench.model_wrappers.registry import MODELS, model_status
 from stylebench.registry import LazyRegistry, MissingExtraError
 
@@ -23,6 +24,8 @@ HELPERS = Path(__file__).resolve().parent / "worker_models"
 STATUSES = {"available", "missing package", "missing weights"}
 FAST_RUN = ["--dim", "pitch", "--lang", "en", "--limit", "1", "--asr", "none", "--vad", "energy"]
 FAST_RUN += ["--judge", "none"]
+#: the CLI's error prefix, with or without the word "error"
+PREFIX = re.compile(r"^stylebench: (error: )?")
 MISSING = [name for name in MODELS if model_status(name)[0] == "missing package"]
 
 
@@ -58,32 +61,53 @@ def test_models_lists_every_wrapper_with_a_status():
 
 def test_status_helpers(tmp_path, monkeypatch):
     with pytest.raises(MissingExtraError) as err:
-        _common.require_package("sbtest_absent_pkg.sub", "see docs/models.md#x (pip install y)")
+        weights.require_package("sbtest_absent_pkg.sub", "see docs/models.md#x (pip install y)")
     assert str(err.value) == (
         "sbtest_absent_pkg.sub is not installed (sbtest_absent_pkg missing): "
         "see docs/models.md#x (pip install y)"
     )
-    assert _common.require_package("json", "-").dumps([]) == "[]"
-    assert not _common.has_package("sbtest_absent_pkg.sub") and _common.has_package("json")
+    assert weights.require_package("json", "-").dumps([]) == "[]"
+    assert not weights.has_package("sbtest_absent_pkg.sub") and weights.has_package("json")
     # hub ids are looked up in the Hugging Face cache only, never downloaded
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    status, detail = _common.weights_status("org/some-model")
+    status, detail = weights.weights_status("org/some-model")
     assert status == "missing weights" and "huggingface-cli download org/some-model" in detail
     snap = tmp_path / "hub" / "models--org--some-model" / "snapshots" / "abc123"
     snap.mkdir(parents=True)
-    assert _common.weights_status("org/some-model")[0] == "missing weights"  # empty snapshot
+    assert weights.weights_status("org/some-model")[0] == "missing weights"  # empty snapshot
     (snap / "config.json").write_text("{}")
-    assert _common.weights_status("org/some-model") == (
+    assert weights.weights_status("org/some-model") == (
         "available",
         f"org/some-model cached at {snap}",
     )
-    assert _common.weights_status(str(snap))[0] == "available"
-    assert _common.weights_status(str(tmp_path / "nope"))[0] == "missing weights"
-    assert _common.requirements_status({"sbtest_absent_pkg": "pip install z"}, str(snap)) == (
-        "missing package",
-        "sbtest_absent_pkg is not installed: pip install z",
-    )
-    assert _common.requirements_status({"json": "-"}, "org/other")[0] == "missing weights"
+    assert weights.weights_status(str(snap))[0] == "available"
+    assert weights.weights_status(str(tmp_path / "nope"))[0] == "missing weights"
+    assert weights.is_local_path("./org/name") and weights.is_local_path("model-folder")
+    assert not weights.is_local_path("org/some-model")  # a hub id, unless it exists here
+
+
+def test_one_weights_folder_has_one_revision(tmp_path, monkeypatch):
+    """Issue 9: the repo-based and transformers-based wrappers named one folder two ways."""
+    from stylebench.model_wrappers.hf.loading import HFSpec, resolve_weights
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"a": 1}')
+    (folder / "model.safetensors").write_bytes(b"w" * (2 << 20))
+    rev = weights.weights_revision(folder)
+    assert rev.startswith("local:") and weights.weights_revision(str(folder)) == rev
+    spec = HFSpec("m", "org/m", "json", "M", "P", "0")
+    assert resolve_weights(spec, str(folder)).revision == rev  # the hf wrappers' record
+    (folder / "config.json").write_text('{"a": 2}')  # same size, other content: another id
+    assert weights.weights_revision(folder) != rev
+    # a hub snapshot is its commit; a hub id is the commit its cached main points to
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    snap = tmp_path / "hub" / "models--org--m" / "snapshots" / "c0ffee"
+    snap.mkdir(parents=True)
+    (snap.parent.parent / "refs").mkdir()
+    (snap.parent.parent / "refs" / "main").write_text("c0ffee")
+    assert weights.weights_revision(snap) == weights.weights_revision("org/m") == "c0ffee"
+    assert weights.weights_revision("org/absent") == "unknown"
 
 
 def test_model_status_uses_check_and_survives_a_broken_one(monkeypatch):
@@ -115,8 +139,8 @@ def test_run_with_missing_package_is_one_line(small_set, tmp_path, monkeypatch, 
     rc = cli.main([*args, "--out", str(tmp_path), *FAST_RUN])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err and "Traceback" not in err
-    assert err == (
-        "stylebench: sbtest_absent_pkg is not installed: "
+    assert PREFIX.sub("", err) == (
+        "sbtest_absent_pkg is not installed: "
         "see docs/models.md#kimi-audio (pip install sbtest-absent-pkg)"
     )
 
@@ -138,7 +162,9 @@ def test_run_in_worker_with_missing_package_is_one_line(small_set, tmp_path):
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     line = r.stderr.strip()
-    assert "\n" not in line and line.startswith("stylebench: sbtest_absent_pkg is not installed")
+    assert "\n" not in line and PREFIX.sub("", line).startswith(
+        "sbtest_absent_pkg is not installed"
+    )
 
 
 @pytest.mark.parametrize("name", MISSING)
@@ -156,15 +182,15 @@ def test_registered_wrapper_without_its_package_is_one_line(name, small_set, tmp
 
 
 def test_gpu_smoke_script_reports_each_model(small_set, tmp_path):
-    """scripts/gpu_smoke.sh on CPU: reference through a worker env, a model whose package is
-    missing (skipped), and a failing run that does not stop the table."""
+    """scripts/gpu_smoke.sh on CPU: reference, a model whose package is missing (skipped), and
+    a failing run (reference asked to run in a worker env, which it refuses) that does not stop
+    the table."""
     script = Path(__file__).resolve().parents[1] / "scripts" / "gpu_smoke.sh"
     env = {
         **os.environ,
         "STYLEBENCH": f"{sys.executable} -m stylebench.cli",
         "SB_SMOKE_OUT": str(tmp_path / "smoke"),
         "SB_SMOKE_DIALOGUES": str(small_set),
-        "SB_WORKER_PYTHON_REFERENCE": sys.executable,
     }
     missing = MISSING[:1]
     r = subprocess.run(
@@ -182,10 +208,9 @@ def test_gpu_smoke_script_reports_each_model(small_set, tmp_path):
     for name in missing:
         assert table[name][1] == "skipped" and "missing package" in table[name][4]
     assert "reference" in r.stdout and "turns_ok" in r.stdout  # the printed table
-    manifest = (tmp_path / "smoke" / "smoke-reference" / "manifest.json").read_text()
-    assert sys.executable in manifest  # it really ran in the worker
-    # a run that fails is reported with its error line, and the next model still runs
-    env["SB_MODEL_ARGS_REFERENCE"] = "bogus=1"
+    # a run that fails is reported with its error line, and the next model still runs; the
+    # embedded models read the answer key, so they never run in a worker env
+    env["SB_WORKER_PYTHON_REFERENCE"] = sys.executable
     env["SB_SMOKE_OUT"] = str(tmp_path / "smoke2")
     r = subprocess.run(
         ["bash", str(script), "reference", "no-such-model"],
@@ -196,4 +221,4 @@ def test_gpu_smoke_script_reports_each_model(small_set, tmp_path):
     )
     rows = [ln.split("\t") for ln in (tmp_path / "smoke2" / "smoke.tsv").read_text().splitlines()]
     assert rows[1][0] == "reference" and rows[1][1] == "run failed (exit 2)", rows
-    assert "bogus" in rows[1][4] and rows[2][0] == "no-such-model"
+    assert "run in process only" in rows[1][4] and rows[2][0] == "no-such-model"

@@ -17,15 +17,16 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from stylebench.config import RunConfig
+from stylebench.config import make_config
 from stylebench.dialogues.sets import load_set
-from stylebench.model_wrappers.openai_audio import EndpointError, OpenAIAudioModel
-from stylebench.pipeline import run
+from stylebench.model_wrappers.api.openai_audio import EndpointError, OpenAIAudioModel
+from stylebench.pipeline.commands import run
 from stylebench.records import DecodeConfig, Turn
 
 SR = 24000
@@ -105,7 +106,7 @@ def user_turn(path: Path) -> Turn:
 def test_full_run_sends_history_and_scores_the_replies(small_set, tmp_path, server, monkeypatch):
     monkeypatch.setenv("SBTEST_AUDIO_KEY", "sk-test-123")
     res = run(
-        RunConfig(
+        make_config(
             model="openai-audio",
             model_args={
                 "base_url": server.url,
@@ -126,7 +127,9 @@ def test_full_run_sends_history_and_scores_the_replies(small_set, tmp_path, serv
         progress=False,
     )
     assert res.counts["respond"]["ok"] == 6 and len(server.requests) == 6
-    recs = res.store.load("respond")
+    recs = {
+        (d["sample_id"], d["turn"]): SimpleNamespace(**d) for d in res.store.iter_raw("respond")
+    }
     sample_ids = sorted({sid for sid, _ in recs})
     samples = {s.id: s for s in load_set(small_set)[0]}
     for i, req in enumerate(server.requests):

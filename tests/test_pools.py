@@ -1,7 +1,6 @@
 """Sanity checks for the neutral content pools and the style-request phrasings.
 
-Only the standard library and pytest are used; files are located relative to
-this test file so the suite works from any working directory.
+Files are located relative to this test file so the suite works from any working directory.
 """
 
 import itertools
@@ -11,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-POOLS = Path(__file__).resolve().parents[1] / "dialogues" / "pools"
+from stylebench.records import ACOUSTIC_DIMS as DIMS
+from stylebench.records import DIRECTIONS, LANGS
 
-LANGS = ("en", "zh")
-DIMS = ("speed", "volume", "pitch")
-DIRECTIONS = ("intensify", "attenuate")
+POOLS = Path(__file__).resolve().parents[1] / "dialogues" / "pools"
 TURNS = ("2", "3")
 MIN_ITEMS = 100
 MIN_PHRASINGS = 10
@@ -34,35 +32,7 @@ EN_EMOTION = re.compile(
     r"horribl\w*|fear\w*|cry|crying)\b",
     re.IGNORECASE,
 )
-ZH_EMOTION = (
-    "开心",
-    "高兴",
-    "难过",
-    "伤心",
-    "生气",
-    "愤怒",
-    "害怕",
-    "恐惧",
-    "惊讶",
-    "厌恶",
-    "喜欢",
-    "讨厌",
-    "激动",
-    "糟糕",
-    "太好了",
-    "快乐",
-    "悲伤",
-    "担心",
-    "兴奋",
-    "着急",
-    "烦躁",
-    "烦恼",
-    "痛苦",
-    "失望",
-    "委屈",
-    "郁闷",
-    "愉快",
-)
+ZH_EMOTION = ("开心", "高兴", "难过", "伤心", "生气", "愤怒", "害怕", "恐惧", "惊讶", "厌恶", "喜欢", "讨厌", "激动", "糟糕", "太好了", "快乐", "悲伤", "担心", "兴奋", "着急", "烦躁", "烦恼", "痛苦", "失望", "委屈", "郁闷", "愉快")  # fmt: skip
 
 # Keywords that name a change along each style dimension.  A phrasing for one
 # dimension must not contain a keyword of another dimension.

@@ -13,9 +13,9 @@ import pytest
 import soundfile as sf
 
 from stylebench.cli import main
-from stylebench.config import RunConfig
-from stylebench.pipeline import run as run_pipeline
-from stylebench.ratings_export import check_answers, export_ratings
+from stylebench.config import make_config
+from stylebench.pipeline.commands import run as run_pipeline
+from stylebench.ratings.export import check_answers, export_ratings, run_replies
 from stylebench.store import RunStore
 
 XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -25,11 +25,11 @@ XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 def rating_run(small_set, tmp_path_factory) -> Path:
     """Reference model on volume, en, 2 samples per direction; one reply text holds markup."""
     out = tmp_path_factory.mktemp("ratings_runs")
-    cfg = RunConfig(model="reference", dim="volume", lang="en", limit=2, asr="none",
+    cfg = make_config(model="reference", dim="volume", lang="en", limit=2, asr="none",
                     vad="energy", judge="none", n_boot=50, dialogues=str(small_set),
                     out=str(out))  # fmt: skip
     store = run_pipeline(cfg, progress=False).store
-    first = min(store.load("respond").values(), key=lambda r: (r.sample_id, r.turn))
+    first = min(run_replies(store)[1].values(), key=lambda r: (r.sample_id, r.turn))
     store.append("respond", dataclasses.replace(first, text=XSS + " =cmd|calc " + first.text))
     return store.root
 
@@ -46,8 +46,8 @@ def test_export_is_blinded(rating_run, tmp_path):
     key = export_ratings(rating_run, tmp_path / "t", raters=2, checks=1)
     store = RunStore(rating_run)
     secrets = {"reference", store.root.name, "intensify", "attenuate", "volume-", "en-f1", "en-m1"}
-    secrets |= {r.sample_id for r in store.load("respond").values()}
-    secrets |= {Path(r.audio).stem for r in store.load("respond").values()}
+    secrets |= {r.sample_id for r in run_replies(store)[1].values()}
+    secrets |= {Path(r.audio).stem for r in run_replies(store)[1].values()}
     shown = files_text(tmp_path / "t").lower()
     names = " ".join(p.name for p in (tmp_path / "t" / "audio").iterdir()).lower()
     for s in secrets:
@@ -55,7 +55,7 @@ def test_export_is_blinded(rating_run, tmp_path):
     # ...while the private key knows everything needed to unblind
     samples = [it for it in key["items"].values() if it["kind"] == "sample"]
     assert {it["sample_id"] for it in samples} == {
-        r.sample_id for r in store.load("respond").values()
+        r.sample_id for r in run_replies(store)[1].values()
     }
     assert key["model"] == "reference" and key["run_id"] == store.root.name
     assert (rating_run / "ratings" / "keys" / f"{key['test_id']}.json").read_text() == (
@@ -168,7 +168,7 @@ def test_rater_completes_the_page_in_chromium(rating_run, tmp_path):
     """Headless Chromium: answer, reload midway, download the CSV, import it back; text stays text."""
     import shutil
 
-    from stylebench.ratings_import import import_ratings
+    from stylebench.ratings.importer import import_ratings
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     try:
@@ -239,3 +239,17 @@ def test_rater_completes_the_page_in_chromium(rating_run, tmp_path):
     assert [c["vsp"] for c in summary["cells"]] == [100.0] * 4
     assert all(c["intensity_change_mean"] == (1.0 if c["direction"] == "intensify" else -1.0)
                for c in summary["cells"])  # fmt: skip
+
+
+def test_unreadable_reply_audio_is_skipped_with_its_reason(rating_run, tmp_path):
+    """Reply audio is read by stylebench.audio.load_audio: a silent reply is not put to raters."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(rating_run, run)
+    store = RunStore(run)
+    victim = min(run_replies(store)[1].values(), key=lambda r: (r.sample_id, r.turn))
+    sf.write(run / victim.audio, np.zeros(16000, dtype=np.float32), 16000)
+    key = export_ratings(run, tmp_path / "test", raters=1, checks=0)
+    assert "silent" in key["skipped"][victim.sample_id]
+    assert victim.sample_id not in {it.get("sample_id") for it in key["items"].values()}

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from stylebench.ratings_import import human_report_block, import_ratings, read_ratings
-from stylebench.ratings_page import ANSWER_COLUMNS
-from stylebench.ratings_report import human_markdown
+from stylebench.ratings.importer import human_report_block, import_ratings, read_ratings
+from stylebench.ratings.page import ANSWER_COLUMNS
+from stylebench.report.sections.human import human_markdown
 
 TEST = "Tabc"
 FIELDS = ("test_id", "rater_id", "item_id", *ANSWER_COLUMNS)
@@ -184,5 +185,7 @@ def test_markdown_section_escapes_rater_ids(run, tmp_path):
             ("<b>x|y", "s1", "2", "3", "", "", "")]  # fmt: skip
     import_ratings(run, [write_csv(tmp_path / "x.csv", rows)], n_boot=50)
     md = "\n".join(human_markdown(human_report_block(run)))
-    assert "## Human ratings" in md and "&lt;b&gt;x\\|y" in md and "<b>" not in md
+    # Markdown escape, not HTML entities: the tag is neutralised by a backslash
+    assert "## Human ratings" in md and "\\<b>x\\|y" in md and "&lt;" not in md
+    assert re.search(r"(?<!\\)<b>", md) is None
     assert "| forced choice | – (nominal) | – |" in md  # one rater: agreement undefined

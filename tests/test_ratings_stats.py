@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stylebench.ratings_stats import (
+from stylebench.ratings.stats import (
     category_counts,
     fleiss_kappa,
     krippendorff_alpha,

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import re
 
 import pytest
 
-from stylebench.report import (
-    CELL_KEYS,
-    ReportMeta,
-    build_report,
-    plot_trajectories,
-    to_csv,
-    to_json,
-    to_markdown,
-)
-from stylebench.scoring import Thresholds, TurnScore, score_cells
+from stylebench.report.build import CELL_KEYS, ReportMeta, build_report
+from stylebench.report.plots import plot_trajectories
+from stylebench.report.render_csv import to_csv
+from stylebench.report.render_json import to_json
+from stylebench.report.render_md import to_markdown
+from stylebench.scoring.cells import Thresholds, TurnScore, score_cells
 
 
 def _scores():
@@ -122,7 +120,8 @@ def test_markdown_escapes_outside_text():
         if rows:
             counts = {r.replace("\\|", "").count("|") for r in rows}
             assert len(counts) == 1, block
-    assert "<" not in to_markdown(build_report(_meta(model="<b>x</b>"), [], []))
+    html = to_markdown(build_report(_meta(model="<b>x</b>"), [], []))
+    assert re.search(r"(?<!\\)<", html) is None and "\\<b>x\\</b>" in html
 
 
 def test_csv_rows():
@@ -151,3 +150,13 @@ def test_plot_writes_png(tmp_path):
         plot_trajectories(
             [TurnScore("x", "pitch", "intensify", "en", 1, None, "fail")], tmp_path / "empty.png"
         )
+
+
+def test_renderers_unchanged_by_the_move():
+    """The JSON and CSV of a fixed report are byte-identical to those before the report package."""
+    rep = _report(extra={"srd": 0.9, "eligible": True})
+    digest = {f.__name__: hashlib.sha256(f(rep).encode()).hexdigest() for f in (to_json, to_csv)}
+    assert digest == {
+        "to_json": "4926816823035543a8b28c4f3e92e458db6fe084a1046728c02940bd98895928",
+        "to_csv": "4b059af173b2a7544fcd806a30c2e283283c5a5806ea94715e5b0dd05bc3dca7",
+    }

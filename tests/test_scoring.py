@@ -7,16 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from stylebench.scoring import (
+from stylebench.scoring.bootstrap import bootstrap_ci
+from stylebench.scoring.cells import (
     Thresholds,
     TurnScore,
-    bootstrap_ci,
-    friedman_test,
     is_valid,
-    paired_test,
     perceptual_change,
     score_cells,
 )
+from stylebench.scoring.stats import friedman_test, paired_test
 
 
 def _sample(sid, values, *, dim="pitch", direction="intensify", lang="en", errors=(), flags=None):

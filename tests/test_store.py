@@ -1,15 +1,22 @@
+"""The run store: append-only records, fingerprint-filtered reads, torn lines, the folder lock."""
+
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 
-from stylebench.records import RespondRecord
-from stylebench.store import RunStore
+import pytest
+
+from stylebench.records import FeatureRecord, RecordError, RespondRecord
+from stylebench.store import RunFolderBusy, RunStore
 
 
 def rec(sid: str, turn: int, status: str = "ok", fp: str = "f", text: str = "") -> RespondRecord:
-    return RespondRecord(
-        sid, turn, status, fp, text=text, error="boom" if status == "error" else ""
-    )
+    return RespondRecord(sid, turn, status, fp, text=text, error="boom" if status == "error" else "")  # fmt: skip
+
+
+def want(*keys, fp="f"):
+    return {k: fp for k in keys}
 
 
 def test_append_and_latest_wins(tmp_path):
@@ -17,7 +24,7 @@ def test_append_and_latest_wins(tmp_path):
     st.append("respond", rec("a", 1, "error"))
     st.append("respond", rec("a", 1, "ok", text="second"))
     st.append("respond", rec("a", 2, "ok"))
-    got = st.load("respond")
+    got = st.load("respond", want(("a", 1), ("a", 2)))
     assert got[("a", 1)].text == "second" and got[("a", 1)].status == "ok"
     assert len(got) == 2
 
@@ -26,7 +33,7 @@ def test_ok_is_not_superseded_by_later_error_of_same_fp(tmp_path):
     st = RunStore(tmp_path)
     st.append("respond", rec("a", 1, "ok", text="keep"))
     st.append("respond", rec("a", 1, "error"))
-    assert st.load("respond")[("a", 1)].text == "keep"
+    assert st.load("respond", want(("a", 1)))[("a", 1)].text == "keep"
 
 
 def test_torn_last_line_is_dropped_and_next_append_is_clean(tmp_path):
@@ -34,28 +41,78 @@ def test_torn_last_line_is_dropped_and_next_append_is_clean(tmp_path):
     st.append("respond", rec("a", 1))
     with open(st.stage_path("respond"), "a", encoding="utf-8") as fh:
         fh.write('{"sample_id": "a", "turn": 2, "status": "o')  # killed mid-write
-    assert set(st.load("respond")) == {("a", 1)}
+    keys = want(("a", 1), ("a", 2), ("a", 3))
+    assert set(st.load("respond", keys)) == {("a", 1)}
     st.append("respond", rec("a", 3))
     lines = st.stage_path("respond").read_text().splitlines()
     assert json.loads(lines[-1])["turn"] == 3
-    assert set(st.load("respond")) == {("a", 1), ("a", 3)}
+    assert set(st.load("respond", keys)) == {("a", 1), ("a", 3)}
 
 
-def test_fingerprint_filter(tmp_path):
+def test_every_read_is_filtered_by_the_expected_fingerprint(tmp_path):
     st = RunStore(tmp_path)
-    st.append("respond", rec("a", 1, fp="old"))
+    st.append("respond", rec("a", 1, fp="old", text="other configuration"))
     st.append("respond", rec("a", 2, fp="new"))
-    assert set(st.load("respond", "new")) == {("a", 2)}
-    assert set(st.load("respond", {("a", 1): "old"})) == {("a", 1)}
+    assert set(st.load("respond", {("a", 1): "new", ("a", 2): "new"})) == {("a", 2)}
+    assert st.load("respond", {("a", 1): "old"})[("a", 1)].text == "other configuration"
+    # a newer error of another configuration never hides, nor is hidden by, this one's ok
+    st.append("respond", rec("a", 2, "error", fp="other"))
+    assert st.load("respond", {("a", 2): "new"})[("a", 2)].status == "ok"
+    assert st.index("respond", [("a", 2)]).keys() == {(("a", 2), "new"), (("a", 2), "other")}
+    with pytest.raises(TypeError):
+        st.load("respond")  # there is no unfiltered read
+
+
+def test_hostile_values_are_refused_before_they_are_stored(tmp_path):
+    st = RunStore(tmp_path)
+    with pytest.raises(RecordError, match="must be str"):
+        st.append("respond", RespondRecord("a", 1, "ok", "f", text=12345))  # type: ignore[arg-type]
+    with pytest.raises(RecordError, match="finite"):
+        st.append("features", FeatureRecord("a", 1, "ok", "f", values={"spm": float("nan")}))
+    assert not st.stage_path("respond").exists() and not st.stage_path("features").exists()
+
+
+def test_a_stored_record_that_no_longer_loads_becomes_an_error_record(tmp_path):
+    st = RunStore(tmp_path)
+    path = st.stage_path("respond")
+    path.write_text(
+        '{"sample_id": "a", "turn": 1, "status": "ok", "fp": "f", "text": 42}\n'
+        '{"sample_id": "a", "turn": 2, "status": "ok", "fp": "f", "text": "x", "elapsed_s": NaN}\n'
+        '{"sample_id": "a", "turn": 3, "status": "ok", "fp": "f", "text": "fine"}\n',
+        encoding="utf-8",
+    )
+    got = st.load("respond", want(("a", 1), ("a", 2), ("a", 3)))
+    assert got[("a", 1)].status == "error" and "text must be str" in got[("a", 1)].error
+    assert got[("a", 2)].status == "error" and "finite" in got[("a", 2)].error
+    assert got[("a", 3)].status == "ok"
 
 
 def test_manifest_roundtrip_and_missing(tmp_path):
     st = RunStore(tmp_path / "run")
-    try:
+    with pytest.raises(FileNotFoundError, match="stylebench run"):
         st.read_manifest()
-    except FileNotFoundError as exc:
-        assert "stylebench run" in str(exc)
-    else:
-        raise AssertionError("expected FileNotFoundError")
     st.write_manifest({"a": 1})
     assert st.read_manifest() == {"a": 1}
+
+
+def _hold(root, ready, release):
+    with RunStore(root).lock("stylebench run --model x"):
+        ready.set()
+        release.wait(30)
+
+
+def test_a_second_process_is_refused_naming_the_holder(tmp_path):
+    ctx = mp.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold, args=(tmp_path, ready, release))
+    holder.start()
+    try:
+        assert ready.wait(60)
+        with pytest.raises(RunFolderBusy, match=rf"pid {holder.pid} .*stylebench run --model x"):
+            with RunStore(tmp_path).lock("stylebench run"):
+                pass
+    finally:
+        release.set()
+        holder.join(30)
+    with RunStore(tmp_path).lock("stylebench run"):  # released when the holder exits
+        pass

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from stylebench.model_wrappers import worker_protocol as wp
 from stylebench.model_wrappers.worker import WorkerError, WorkerModel, worker_statuses
+from stylebench.model_wrappers.worker import protocol as wp
 from stylebench.records import DecodeConfig, Turn
 from stylebench.registry import MissingExtraError
 
 HELPERS = Path(__file__).resolve().parent / "worker_models"
-SCRIPT = {"content": "The lamp is on.", "dim": "volume", "direction": "attenuate", "lang": "en"}
 
 
 @pytest.fixture()
@@ -27,7 +26,7 @@ def helper_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def user(k: int) -> Turn:
-    return Turn("user", "say it again", "u.wav", 16000, raw={"script": {**SCRIPT, "turn": k}})
+    return Turn("user", f"say it again, turn {k}", "u.wav", 16000)
 
 
 def test_protocol_round_trip_and_rejects_garbage():
@@ -51,10 +50,27 @@ def test_protocol_round_trip_and_rejects_garbage():
         wp.decode(b'{"kind": "shutdown", "now": true}')
 
 
+def test_protocol_refuses_a_turn_that_carries_the_answer_key():
+    script = {"content": "The lamp is on.", "dim": "volume", "direction": "attenuate"}
+    keyed = Turn("user", "say it again", "u.wav", 16000, raw={"script": script})
+    with pytest.raises(ValueError, match="answer key never goes to a worker"):
+        wp.Respond((), keyed, DecodeConfig())
+    line = wp.encode(wp.Respond((), user(1), DecodeConfig())).replace(
+        b'"raw": {}', b'"raw": {"script": {}}'
+    )
+    with pytest.raises(ValueError, match="answer key"):
+        wp.decode(line)
+
+
+def test_worker_refuses_embedded_calibration_models(tmp_path):
+    with pytest.raises(ValueError, match="embedded calibration models run in process only"):
+        WorkerModel("reference", python=sys.executable, log_path=tmp_path / "l")
+
+
 def test_model_error_is_reported_and_worker_stays_up(tmp_path, helper_path):
     log = tmp_path / "w.log"
     w = WorkerModel(
-        "sbtest_models:FlakyReference",
+        "sbtest_models:FlakyEcho",
         {"mode": "raise", "at_call": "2", "flag": str(tmp_path / "f")},
         python=sys.executable,
         log_path=log,
@@ -75,7 +91,7 @@ def test_model_error_is_reported_and_worker_stays_up(tmp_path, helper_path):
 
 def test_restart_that_fails_gives_up_after_max_failed_starts(tmp_path, helper_path):
     w = WorkerModel(
-        "sbtest_models:FlakyReference",
+        "sbtest_models:FlakyEcho",
         {"mode": "crash", "at_call": "1", "flag": str(tmp_path / "f"), "once": str(tmp_path / "o")},
         python=sys.executable,
         log_path=tmp_path / "w.log",
@@ -99,8 +115,15 @@ def test_missing_package_in_worker_is_one_line(tmp_path, helper_path):
     msg = str(err.value)
     assert "\n" not in msg
     assert msg.startswith("sbtest_absent_pkg is not installed: see docs/models.md#kimi-audio")
-    with pytest.raises(ValueError, match="could not load reference: .*unexpected keyword"):
-        WorkerModel("reference", {"bogus": "1"}, python=sys.executable, log_path=tmp_path / "l")
+    with pytest.raises(
+        ValueError, match="could not load sbtest_models:EchoModel: .*unexpected keyword"
+    ):
+        WorkerModel(
+            "sbtest_models:EchoModel",
+            {"bogus": "1"},
+            python=sys.executable,
+            log_path=tmp_path / "l",
+        )
 
 
 def test_worker_env_without_stylebench(tmp_path, monkeypatch):
@@ -112,8 +135,8 @@ def test_worker_env_without_stylebench(tmp_path, monkeypatch):
     probe = subprocess.run([python, "-c", "import stylebench"], capture_output=True)
     assert probe.returncode != 0, "the bare venv can import stylebench; test cannot check"
     with pytest.raises(MissingExtraError, match="stylebench is not installed in the worker"):
-        WorkerModel("reference", python=python, log_path=tmp_path / "l")
+        WorkerModel("kimi-audio", python=python, log_path=tmp_path / "l")
     with pytest.raises(MissingExtraError, match="pip install -e"):
         worker_statuses(python)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        WorkerModel("reference", python=str(tmp_path / "nope" / "python"))
+        WorkerModel("kimi-audio", python=str(tmp_path / "nope" / "python"))

@@ -1,0 +1,207 @@
+"""ASR backends behind one small interface: ``transcribe(wave, sr, lang) -> Transcript``.
+
+Whisper decoding can loop or hallucinate (Whisper base loops on synthetic Mandarin), so every
+transcript carries flags: ``asr_repetition`` (a loop), ``asr_empty``, ``asr_low_confidence``
+(a segment's average log-probability below -1.0) and ``asr_redecoded`` (the first decode looped
+and a re-decode with ``no_repeat_ngram_size`` replaced it). Flags go into the records.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stylebench.metrics.asr.offline import OFFLINE_MODELS, missing_extra, resolve_offline_model
+from stylebench.metrics.asr.transcript import (
+    COMPRESSION_RATIO_LIMIT,
+    LOW_LOGPROB,
+    TEMPERATURES,
+    Transcript,
+    check_lang,
+    make_transcript,
+    to_16k,
+)
+from stylebench.metrics.spec import MetricSpec
+
+SPEC = MetricSpec(
+    name="asr",
+    version="1",
+    outputs=("text", "lang", "words", "flags", "backend", "model"),
+    needs=("audio",),
+    description=(
+        "Whisper transcript with word timestamps, language fixed (en/zh), greedy decoding with "
+        "temperature fallback, not conditioned on previous text; offline default Whisper base "
+        "(faster-whisper int8 on CPU), paper setting Whisper-large-v3. Flags loops, empty output "
+        "and low confidence."
+    ),
+)
+
+RETRY_NO_REPEAT_NGRAM = 3
+
+
+class FasterWhisperASR:
+    """Whisper through faster-whisper (CTranslate2); the offline default.
+
+    Args:
+        model: a local model folder, an offline name (``"base"``, ``"tiny.en"``, see
+            :func:`resolve_offline_model`), or a hub name such as ``"large-v3"``.
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+        compute_type: CTranslate2 compute type, e.g. ``"int8"`` on CPU, ``"float16"`` on GPU.
+        cpu_threads: CPU threads (0 lets CTranslate2 choose).
+        beam_size: 1 = greedy decoding (with temperature fallback).
+        cache_dir: cache root for joining ``"base"`` (default ``$STYLEBENCH_CACHE``).
+    """
+
+    backend = "faster-whisper"
+
+    def __init__(
+        self,
+        model: str = "base",
+        *,
+        device: str = "cpu",
+        compute_type: str = "int8",
+        cpu_threads: int = 0,
+        beam_size: int = 1,
+        cache_dir: Path | None = None,
+    ) -> None:
+        if beam_size < 1 or cpu_threads < 0:
+            raise ValueError("beam_size must be >= 1 and cpu_threads >= 0")
+        self.model = model
+        self.name = f"{self.backend}:{model}"
+        self.device, self.compute_type = device, compute_type
+        self.cpu_threads, self.beam_size, self.cache_dir = cpu_threads, beam_size, cache_dir
+        self.english_only = model.endswith(".en")
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from faster_whisper import WhisperModel
+            except ImportError as exc:
+                raise missing_extra("asr", "faster-whisper") from exc
+            local = Path(self.model).expanduser()
+            if local.is_dir():
+                source = str(local)
+            elif self.model in OFFLINE_MODELS:
+                source = str(resolve_offline_model(self.model, self.cache_dir))
+            else:
+                source = self.model  # hub name: faster-whisper's cache or a download
+            self._model = WhisperModel(
+                source,
+                device=self.device,
+                compute_type=self.compute_type,
+                cpu_threads=self.cpu_threads,
+            )
+        return self._model
+
+    def _decode(self, audio: np.ndarray, lang: str, *, no_repeat: bool) -> list[Any]:
+        model = self._load()
+        options: dict[str, Any] = {
+            "language": lang,
+            "task": "transcribe",
+            "beam_size": self.beam_size,
+            "temperature": list(TEMPERATURES),
+            "compression_ratio_threshold": COMPRESSION_RATIO_LIMIT,
+            "log_prob_threshold": LOW_LOGPROB,
+            "no_speech_threshold": 0.6,
+            "condition_on_previous_text": False,
+            "word_timestamps": True,
+            "vad_filter": False,  # timestamps stay in file time; our VAD runs separately
+            "hallucination_silence_threshold": 2.0,
+        }
+        if no_repeat:
+            options["no_repeat_ngram_size"] = RETRY_NO_REPEAT_NGRAM
+        params = inspect.signature(model.transcribe).parameters.values()
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            names = {p.name for p in params}  # older faster-whisper: drop options it lacks
+            options = {k: v for k, v in options.items() if k in names}
+        segments, _info = model.transcribe(audio, **options)
+        return list(segments)
+
+    def _build(self, segments: list[Any], lang: str, extra: tuple[str, ...]) -> Transcript:
+        return make_transcript(
+            (s.text for s in segments),
+            ((w.word, w.start, w.end) for s in segments for w in (s.words or [])),
+            (s.avg_logprob for s in segments),
+            lang=lang,
+            backend=self.backend,
+            model=self.model,
+            extra_flags=extra,
+        )
+
+    def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript:
+        """Transcribe one reply; a looping first decode is redone with an n-gram ban.
+
+        Raises:
+            ValueError: bad audio, an unsupported language, or zh with an English-only model.
+            ImportError: faster-whisper is not installed.
+        """
+        check_lang(lang)
+        if self.english_only and lang != "en":
+            raise ValueError(f"model {self.model!r} is English-only; use 'base' for lang {lang!r}")
+        audio = to_16k(wave, sr)
+        first = self._build(self._decode(audio, lang, no_repeat=False), lang, ())
+        if "asr_repetition" not in first.flags:
+            return first
+        retry = self._build(self._decode(audio, lang, no_repeat=True), lang, ("asr_redecoded",))
+        looped = {"asr_repetition", "asr_empty"}
+        return first if looped & set(retry.flags) else retry
+
+
+class OpenAIWhisperASR:
+    """Whisper through the ``openai-whisper`` package (needs torch; the paper's large-v3).
+
+    Args:
+        model: a Whisper model name (``"large-v3"``) or checkpoint path.
+        device: ``"cuda"``, ``"cpu"``, or None to let whisper choose.
+    """
+
+    backend = "openai-whisper"
+
+    def __init__(self, model: str = "large-v3", *, device: str | None = None) -> None:
+        if importlib.util.find_spec("whisper") is None:
+            raise missing_extra("openai-whisper", "openai-whisper")
+        self.model, self.device = model, device
+        self.name = f"{self.backend}:{model}"
+        self._model: Any = None
+
+    def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript:
+        """Transcribe one reply with the same decoding settings as :class:`FasterWhisperASR`.
+
+        Raises:
+            ValueError: bad audio or an unsupported language.
+            ImportError: openai-whisper is not installed.
+        """
+        check_lang(lang)
+        audio = to_16k(wave, sr)
+        if self._model is None:
+            try:
+                import whisper
+            except ImportError as exc:
+                raise missing_extra("openai-whisper", "openai-whisper") from exc
+            self._model = whisper.load_model(self.model, device=self.device)
+        result = self._model.transcribe(
+            audio,
+            language=lang,
+            task="transcribe",
+            temperature=TEMPERATURES,
+            compression_ratio_threshold=COMPRESSION_RATIO_LIMIT,
+            logprob_threshold=LOW_LOGPROB,
+            no_speech_threshold=0.6,
+            condition_on_previous_text=False,
+            word_timestamps=True,
+            hallucination_silence_threshold=2.0,
+        )
+        segments = result.get("segments", [])
+        return make_transcript(
+            (s["text"] for s in segments),
+            ((w["word"], w["start"], w["end"]) for s in segments for w in s.get("words", [])),
+            (s["avg_logprob"] for s in segments),
+            lang=lang,
+            backend=self.backend,
+            model=self.model,
+        )

@@ -1,0 +1,1 @@
+"""One module per style dimension, holding everything that defines it (see :mod:`.base`)."""

@@ -1,0 +1,59 @@
+"""Emotion: a probe-free prosodic intensity index per turn, in JND units, vs turn 1; change
+``b - a``. Humans rate emotion (the listening test); this index and the probes sit beside them.
+
+The index (:func:`stylebench.metrics.prosody.arousal_index`) averages pitch level (st), F0 spread
+(st), speech-active level (dB) and syllable-nuclei rate (%/5) against turn 1, signed by the
+emotion's arousal side (+ for happy, angry, surprised, fearful; - for sad, disgusted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues
+
+
+def prosodic_by_turn(sample: Any, features: Mapping[int, Any]) -> TurnValues:
+    """Prosodic intensity of each turn with ok features, or the reason it has none."""
+    from stylebench.metrics.prosody import AROUSAL_SIGN, arousal_index
+
+    ok = {k: f.values for k, f in features.items()}
+    if 1 not in ok:
+        return dict.fromkeys(ok, "prosodic: turn 1 (the baseline) has no features")
+    if sample.emotion not in AROUSAL_SIGN:
+        return dict.fromkeys(ok, f"prosodic: unknown emotion {sample.emotion!r}")
+    out: TurnValues = {}
+    for k, values in ok.items():
+        try:
+            out[k] = AROUSAL_SIGN[sample.emotion] * arousal_index(ok[1], values)
+        except ValueError as exc:
+            out[k] = f"prosodic: {exc}"
+    return out
+
+
+class Emotion(Dimension):
+    name: ClassVar[str] = "emotion"
+    unit: ClassVar[str] = "pt"
+    words: ClassVar[dict[str, str]] = {
+        # emotion cells hold the prosodic index (JND units); probe cells a probability; human a
+        # rating (see the report's emotion_scores block, stylebench.scoring.emotion)
+        "score": "prosodic index (JND units) or probability",
+        "change": "points",
+        "svd": "points (absolute)",
+    }
+    threshold_field: ClassVar[str] = "emotion_delta"
+    default_threshold: ClassVar[float] = 1.0
+    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "f0_extractors_disagree")
+    positive: ClassVar[bool] = False
+
+    def change(self, a: float, b: float) -> float:
+        return b - a
+
+    def relative(self, a: float, b: float) -> float:
+        return b - a  # a probability or index may be 0: the absolute change
+
+    def turn_values(
+        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+    ) -> tuple[TurnValues, tuple[str, ...]]:
+        return prosodic_by_turn(sample, features), ()

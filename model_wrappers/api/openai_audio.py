@@ -1,0 +1,263 @@
+"""``openai-audio``: any OpenAI-compatible chat-completions endpoint that hears and speaks.
+
+GPT-4o audio models on the OpenAI API, or omni models served by vLLM behind the same wire
+format. Per turn it POSTs ``{base_url}/chat/completions`` with ``modalities: ["text", "audio"]``
+and ``audio: {voice, format: "wav"}``. The conversation is sent whole each turn (the API keeps no
+state):
+
+- user turns: one ``input_audio`` content part, the request's wav in base64 (no text: the model
+  must hear the request);
+- earlier assistant turns: ``{"role": "assistant", "audio": {"id": ...}}`` when the server gave
+  that reply an audio id that has not expired (the OpenAI reference's form for multi-turn audio,
+  so the model hears its own earlier voice); otherwise, or with ``history=text``, the reply's
+  transcript as plain ``content``. The schema has no way to send assistant audio inline.
+
+The reply's base64 wav is written to a scratch file; its transcript becomes ``Turn.text``.
+Retries with exponential backoff on 429, 5xx and connection errors (``Retry-After`` honoured);
+other 4xx fail at once with the server's own message. Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import json
+import logging
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers.common import scratch_wav
+from stylebench.model_wrappers.weights import AVAILABLE
+from stylebench.records import DecodeConfig, Turn
+
+log = logging.getLogger(__name__)
+MAX_BACKOFF_S = 60.0
+ID_MARGIN_S = 60  # treat an audio id as expired this long before the server says it is
+
+
+class EndpointError(RuntimeError):
+    """The endpoint refused the request or kept failing."""
+
+
+class OpenAIAudioModel(SpeechModel):
+    """Any OpenAI-compatible chat endpoint with audio in and audio out (GPT-4o audio, vLLM)."""
+
+    name = "openai-audio"
+
+    def __init__(
+        self,
+        base_url: str = "https://api.openai.com/v1",
+        model: str = "gpt-4o-audio-preview",
+        voice: str = "alloy",
+        api_key_env: str = "OPENAI_API_KEY",
+        max_concurrency: int | str = 4,
+        timeout_s: float | str = 120.0,
+        retries: int | str = 4,
+        backoff_s: float | str = 1.0,
+        history: str = "auto",
+        system: str = "",
+    ) -> None:
+        """Configure the endpoint; numbers may come as strings from ``--model-arg``.
+
+        Args:
+            base_url: the server's ``/v1`` root, e.g. ``http://127.0.0.1:8000/v1`` for vLLM.
+            model: the served model name.
+            voice: the output voice the server offers (OpenAI: alloy, ash, ...).
+            api_key_env: environment variable holding the API key; no header when it is unset.
+            max_concurrency: requests in flight at once from one instance (the local runner
+                asks one turn at a time; this bounds threaded callers).
+            timeout_s: seconds per HTTP request.
+            retries: extra attempts after a 429, a 5xx or a connection error.
+            backoff_s: first retry delay in seconds, doubled per attempt (capped at 60).
+            history: ``auto`` (assistant audio id when known, else transcript) or ``text``.
+            system: optional system prompt (none by default; recorded in the manifest).
+        """
+        if history not in ("auto", "text"):
+            raise ValueError(f"openai-audio: history must be auto or text, got {history!r}")
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"openai-audio: base_url must start with http(s)://, got {base_url!r}")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model, self.voice, self.api_key_env = model, voice, api_key_env
+        self.timeout_s, self.retries = float(timeout_s), int(retries)
+        self.backoff_s, self.history, self.system = float(backoff_s), history, system
+        if self.retries < 0 or self.timeout_s <= 0 or int(max_concurrency) < 1:
+            raise ValueError("openai-audio: retries >= 0, timeout_s > 0, max_concurrency >= 1")
+        self._slots = threading.BoundedSemaphore(int(max_concurrency))
+        self._ids: dict[str, tuple[str, float | None]] = {}  # reply wav sha256 -> audio id
+        self._ids_lock = threading.Lock()
+
+    @classmethod
+    def check(cls) -> tuple[str, str]:
+        return (
+            AVAILABLE,
+            "stdlib HTTP client; needs an endpoint (--model-arg base_url=... model=...)",
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "endpoint": self.url,
+            "model": self.model,
+            "voice": self.voice,
+            "audio_format": "wav",
+            "history": self.history,
+            "system": self.system,
+        }
+
+    # -- messages --------------------------------------------------------------------------
+    def messages(self, history: Sequence[Turn], user_turn: Turn) -> list[dict[str, Any]]:
+        """The ``messages`` array for one request (see the module docstring for the forms)."""
+        out: list[dict[str, Any]] = []
+        if self.system:
+            out.append({"role": "system", "content": self.system})
+        for turn in (*history, user_turn):
+            if turn.role == "user":
+                out.append({"role": "user", "content": [_audio_part(turn)]})
+                continue
+            audio_id = self._known_id(turn) if self.history == "auto" else None
+            if audio_id:
+                out.append({"role": "assistant", "audio": {"id": audio_id}})
+            else:
+                out.append({"role": "assistant", "content": turn.text})
+        return out
+
+    def _known_id(self, turn: Turn) -> str | None:
+        if not turn.audio or not os.path.isfile(turn.audio):
+            return None
+        with open(turn.audio, "rb") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()
+        with self._ids_lock:
+            known = self._ids.get(digest)
+        if known is None:
+            return None
+        audio_id, expires_at = known
+        if expires_at is not None and expires_at - ID_MARGIN_S < time.time():
+            return None
+        return audio_id
+
+    # -- one turn ----------------------------------------------------------------------------
+    def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
+        msgs = self.messages(history, user_turn)
+        body = {
+            "model": self.model,
+            "modalities": ["text", "audio"],
+            "audio": {"voice": self.voice, "format": "wav"},
+            "messages": msgs,
+            "temperature": decode.temperature,
+            "top_p": decode.top_p,
+            "max_completion_tokens": decode.max_new_tokens,
+            "seed": decode.seed,
+        }
+        with self._slots:
+            data = self._post(body)
+        try:
+            message = data["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError):
+            raise EndpointError(f"{self.url}: no choices[0].message in {str(data)[:300]}") from None
+        audio = message.get("audio") or {}
+        if not audio.get("data"):
+            raise EndpointError(
+                f"{self.url}: the reply has no audio (does {self.model!r} support audio output?); "
+                f"text was {str(message.get('content'))[:200]!r}"
+            )
+        wav = base64.b64decode(audio["data"])
+        path = scratch_wav(self.name)
+        path.write_bytes(wav)
+        sr = _wav_rate(path)
+        if audio.get("id"):
+            with self._ids_lock:
+                self._ids[hashlib.sha256(wav).hexdigest()] = (audio["id"], audio.get("expires_at"))
+        text = audio.get("transcript") or message.get("content") or ""
+        raw = {
+            "audio_id": audio.get("id"),
+            "served_model": data.get("model"),
+            "system_fingerprint": data.get("system_fingerprint"),
+            "usage": data.get("usage"),
+            "history_forms": [
+                "audio_id" if "audio" in m else "text" for m in msgs if m["role"] == "assistant"
+            ],
+        }
+        return Turn("assistant", text, str(path), sr, raw=raw)
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        payload = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        last, delay = "", self.backoff_s
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(delay)
+            delay = min(self.backoff_s * 2**attempt, MAX_BACKOFF_S)
+            req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                    text = resp.read().decode("utf-8")
+            except urllib.error.HTTPError as exc:
+                detail = _server_message(exc)
+                if exc.code == 429 or exc.code >= 500:
+                    last = f"HTTP {exc.code}: {detail}"
+                    delay = _retry_after(exc, delay)
+                    log.info("openai-audio: %s (attempt %d), retrying", last, attempt + 1)
+                    continue
+                hint = f"; is ${self.api_key_env} set?" if exc.code in (401, 403) else ""
+                raise EndpointError(f"{self.url}: HTTP {exc.code}: {detail}{hint}") from None
+            except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out
+                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+                log.info("openai-audio: %s (attempt %d), retrying", last, attempt + 1)
+                continue
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                raise EndpointError(f"{self.url}: reply is not JSON: {text[:200]!r}") from None
+        raise EndpointError(f"{self.url}: gave up after {self.retries + 1} attempts; last: {last}")
+
+
+def _audio_part(turn: Turn) -> dict[str, Any]:
+    if not turn.audio:
+        raise ValueError("openai-audio: a user turn without audio cannot be sent")
+    with open(turn.audio, "rb") as fh:
+        data = base64.b64encode(fh.read()).decode("ascii")
+    return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+
+
+def _wav_rate(path: os.PathLike) -> int:
+    import soundfile as sf
+
+    try:
+        return int(sf.info(str(path)).samplerate)
+    except RuntimeError as exc:
+        raise EndpointError(f"the server's audio is not a readable wav: {exc}") from None
+
+
+def _server_message(exc: urllib.error.HTTPError) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's start."""
+    try:
+        body = exc.read().decode("utf-8", "replace")
+    except OSError:
+        return exc.reason or ""
+    try:
+        err = json.loads(body).get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])[:500]
+        if isinstance(err, str):
+            return err[:500]
+    except (json.JSONDecodeError, AttributeError):
+        pass
+    return body[:500] or str(exc.reason)
+
+
+def _retry_after(exc: urllib.error.HTTPError, default: float) -> float:
+    value = exc.headers.get("Retry-After") if exc.headers else None
+    try:
+        return min(max(float(value), 0.0), MAX_BACKOFF_S) if value else default
+    except ValueError:
+        return default

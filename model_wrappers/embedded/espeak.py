@@ -1,0 +1,95 @@
+"""What the embedded calibration models share: an espeak-ng voice per language and the oracle's
+style steps.
+
+``reference``, ``neutral`` and ``shuffled`` differ only in what they say and which style they
+take per turn; :class:`EspeakModel` holds the voices, the manifest entry and the synthesis of a
+reply, and :func:`step_style` the fixed per-turn steps that ``reference`` and ``shuffled`` take.
+They are scripted models (:class:`~stylebench.model_wrappers.base.ScriptedModel`): the runner
+hands them the dialogue's :class:`~.base.Script`, and they run in process only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from stylebench.audio import write_wav
+from stylebench.model_wrappers.base import ScriptedModel
+from stylebench.model_wrappers.common import scratch_wav
+from stylebench.records import Turn
+from stylebench.synth.base import Style
+from stylebench.synth.espeak import VOICES, EspeakSynth
+
+#: one step per turn: field of :class:`Style` and its size (rate is a factor)
+STEP = {"speed": ("rate", 1.25), "volume": ("gain_db", 4.0), "pitch": ("pitch_st", 2.0)}
+DEFAULT_VOICE = {"en": "en-f1", "zh": "zh-f1"}
+
+
+def seeded_rng(*parts: Any) -> np.random.Generator:
+    """A generator seeded by a stable hash of ``parts`` (not Python's salted ``hash``)."""
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def replies_so_far(history: Sequence[Turn]) -> int:
+    """How many assistant turns ``history`` holds (this reply's 0-based turn index)."""
+    return sum(1 for t in history if t.role == "assistant")
+
+
+def step_style(
+    dim: str, direction: str, steps: int, step: float | None = None, emotion: str = ""
+) -> Style:
+    """The style after ``steps`` steps in ``direction`` along ``dim`` (emotion: prosodic proxy,
+    on the emotion's arousal side; an unnamed emotion counts as high-arousal)."""
+    if dim == "emotion":  # expressed through its prosodic correlates: pitch, rate and loudness
+        from stylebench.metrics.prosody import AROUSAL_SIGN
+
+        sign = (1 if direction == "intensify" else -1) * AROUSAL_SIGN.get(emotion, 1)
+        return Style(
+            rate=1.1 ** (sign * steps), gain_db=3.0 * sign * steps, pitch_st=1.5 * sign * steps
+        )
+    field_name, default = STEP[dim]
+    size = default if step is None else step
+    if field_name == "rate":
+        factor = size if direction == "intensify" else 1.0 / size
+        return Style(rate=factor**steps)
+    sign = 1.0 if direction == "intensify" else -1.0
+    return Style(**{field_name: sign * size * steps})
+
+
+class EspeakModel(ScriptedModel):
+    """An embedded model speaking with one espeak-ng voice per language.
+
+    Subclasses set ``revision`` (bumped whenever what the model says or how changes, so stored
+    replies are not reused) and add their own settings in :meth:`describe_extra`.
+    """
+
+    revision = "1"
+
+    def __init__(
+        self, voice_en: str = DEFAULT_VOICE["en"], voice_zh: str = DEFAULT_VOICE["zh"]
+    ) -> None:
+        self.voices = {"en": VOICES[voice_en], "zh": VOICES[voice_zh]}
+        self.synth = EspeakSynth()
+
+    def describe_extra(self) -> dict[str, Any]:
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "revision": self.revision,
+            "tts": self.synth.version(),
+            "voices": {k: v.id for k, v in self.voices.items()},
+            **self.describe_extra(),
+        }
+
+    def speak(self, text: str, lang: str, style: Style, **raw: Any) -> Turn:
+        """Synthesise ``text`` in ``style`` to a scratch wav; the reply :class:`Turn`."""
+        audio = self.synth.synthesize(text, self.voices[lang], style)
+        path = scratch_wav(self.name)
+        write_wav(path, audio.wave, audio.sr)
+        return Turn("assistant", text, str(path), audio.sr, raw={"style": vars(style), **raw})

@@ -1,0 +1,66 @@
+"""``neutral``: the floor row. Same voice and content as ``reference``, instructions ignored.
+
+To look like a real model that simply does not follow style instructions, each turn opens with a
+different short lead-in and carries a small seeded jitter (rate +-2%, pitch +-0.3 semitone,
+level +-0.4 dB, so that two turns differ by less than each scoring threshold: 5 % rate, 1
+semitone, 1 dB). Its VSP is the metric's false-positive rate under realistic turn-to-turn
+variation, and should stay near 0.
+
+The lead-ins are rate-neutral by construction: every turn, turn 1 included, has one, each is two
+syllables followed by a comma (no sentence break), so no turn gains a pause or loses syllables
+that the others do not. (Version 1 opened turns 2 and 3 only, with a full sentence ("Sure.");
+the added sentence pause made those turns about 5-10 % slower in syllables per minute over the
+speech span, a real slowdown that the speed metric rightly saw, and gave neutral a speed VSP of
+up to 67 % in attenuate cells.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from stylebench.model_wrappers.base import Script
+from stylebench.model_wrappers.embedded.espeak import (
+    DEFAULT_VOICE,
+    EspeakModel,
+    replies_so_far,
+    seeded_rng,
+)
+from stylebench.records import DecodeConfig, Turn
+from stylebench.synth.base import Style
+
+LEAD_INS = {
+    "en": ("Alright,", "Okay,", "Sure thing,"),
+    "zh": ("好的，", "行吧，", "可以，"),
+}
+JITTER = {"rate": 0.02, "pitch_st": 0.3, "gain_db": 0.4}
+
+
+class NeutralModel(EspeakModel):
+    """Floor: ignores style instructions, with natural-sized variation between turns."""
+
+    name = "neutral"
+    revision = "2"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%
+
+    def __init__(
+        self, voice_en: str = DEFAULT_VOICE["en"], voice_zh: str = DEFAULT_VOICE["zh"]
+    ) -> None:
+        super().__init__(voice_en, voice_zh)
+
+    def describe_extra(self) -> dict[str, Any]:
+        return {"jitter": JITTER}
+
+    def respond_scripted(
+        self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig, script: Script
+    ) -> Turn:
+        k = replies_so_far(history)
+        lang = script.lang
+        lead = LEAD_INS[lang][k % len(LEAD_INS[lang])]
+        text = f"{lead} {script.content}".strip() if lang == "en" else lead + script.content
+        rng = seeded_rng(self.name, script.content, k, decode.seed)
+        style = Style(
+            rate=1.0 + rng.uniform(-JITTER["rate"], JITTER["rate"]),
+            pitch_st=rng.uniform(-JITTER["pitch_st"], JITTER["pitch_st"]),
+            gain_db=rng.uniform(-JITTER["gain_db"], JITTER["gain_db"]),
+        )
+        return self.speak(text, lang, style)

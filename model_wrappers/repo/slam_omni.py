@@ -1,0 +1,188 @@
+"""``slam-omni``: SLAM-Omni from X-LANCE/SLAM-LLM (``examples/s2s``), multi-round online path.
+
+Follows ``examples/s2s/generate/generate_s2s_online_multi_round.py`` and the
+``inference_s2s_online_multi-round.sh`` script that drives it:
+
+- the run configuration is the script's Hydra configuration (``model_config``,
+  ``dataset_config``, ``decode_config``, ``train_config``, ``ckpt_path``,
+  ``speech_sample_rate``, ``audio_prompt_path`` ...), given here as one YAML file
+  (``--model-arg config=slam_omni.yaml``) merged over the repository's ``RunConfig`` defaults;
+- the model comes from ``get_custom_model_factory(model_config, logger)``;
+- each turn calls the repository's own ``generate_from_wav(wav, model, dataset_config,
+  decode_config, logger, device, model_config, tone_dir, audio_prompt_path, False, history,
+  layer_shift)``, which returns the reply audio, its text, the assistant history piece and the
+  model's own Whisper transcript of the user's audio.
+
+Audio history: text. SLAM-Omni's multi-round path keeps the dialogue as a text history,
+``USER: <transcript> ASSISTANT: <reply text>``, placed in its system prompt; the user transcript
+is the model's own Whisper decoding (kept in the reply's ``raw``). When that is absent the
+dialogue's user transcript is used instead and the turn is flagged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stylebench.audio import sha256_file
+from stylebench.model_wrappers.base import SpeechModel
+from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.repo.upstream import OFFICIAL, RUN, RepoSpec, Upstream, check_spec
+from stylebench.model_wrappers.weights import require_package
+from stylebench.records import DecodeConfig, Turn
+from stylebench.registry import MissingExtraError
+
+SPEC = RepoSpec(
+    name="slam-omni",
+    repo_url="https://github.com/X-LANCE/SLAM-LLM",
+    import_name="generate.generate_s2s_online_multi_round",
+    install=(
+        "git clone https://github.com/X-LANCE/SLAM-LLM && pip install -e SLAM-LLM && pip install "
+        "-r SLAM-LLM/examples/s2s/requirements.txt, then --model-arg repo=/path/to/SLAM-LLM"
+    ),
+    local_weights=True,
+)
+SUBDIRS = ("examples/s2s", "src")  # where the s2s example and slam_llm live in the checkout
+PROMPT_YAML = "examples/s2s/conf/prompt.yaml"
+RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
+log = logging.getLogger(__name__)
+
+
+class SlamOmniModel(SpeechModel):
+    """SLAM-Omni (X-LANCE/SLAM-LLM examples/s2s), official multi-round online path."""
+
+    name = "slam-omni"
+
+    def __init__(
+        self,
+        config: str | None = None,
+        repo: str | None = None,
+        device: str = "cuda",
+        sampling: str = OFFICIAL,
+    ) -> None:
+        self.code = Upstream(SPEC, repo, sampling, SUBDIRS)
+        self.gen = self.code.module
+        omegaconf = require_package("omegaconf", SPEC.hint())
+        runner = require_package("inference_s2s", SPEC.hint())
+        model_utils = require_package("slam_llm.utils.model_utils", SPEC.hint())
+        snac_utils = require_package("utils.snac_utils", SPEC.hint())
+        if not config or not Path(config).is_file():
+            raise MissingExtraError(
+                f"slam-omni needs its run configuration: write the settings of "
+                f"examples/s2s/scripts/inference/inference_s2s_online_multi-round.sh as YAML "
+                f"and pass --model-arg config=/path.yaml (got {config!r})"
+            )
+        self.config_path = Path(config).resolve()
+        oc = omegaconf.OmegaConf
+        layers = [oc.structured(runner.RunConfig())]
+        # the script runs with `--config-name prompt.yaml`: the trained system prompt lives there
+        repo_root = self.code.repo
+        self.prompt_file = repo_root / PROMPT_YAML if repo_root else None
+        if self.prompt_file is not None and self.prompt_file.is_file():
+            layers.append(oc.load(str(self.prompt_file)))
+        cfg = oc.merge(*layers, oc.load(str(self.config_path)))
+        if not cfg.dataset_config.prompt:
+            raise ValueError(
+                f"slam-omni: no dataset_config.prompt (looked in {self.prompt_file} and "
+                f"{self.config_path}); pass repo= or set it in the config"
+            )
+        self._absolute_model_file(cfg)
+        self.cfg = cfg
+        self.logger = log
+        self.device = device
+        self.layer_shift = (
+            snac_utils.layershift if cfg.dataset_config.do_layershift else snac_utils.simple_shift
+        )
+        prompt = cfg.audio_prompt_path
+        self.audio_prompt = prompt if prompt and Path(prompt).exists() else None
+        self.tone_dir = Path(prompt).stem if self.audio_prompt else "default_tone"
+        factory = model_utils.get_custom_model_factory(cfg.model_config, self.logger)
+        extra = {k: cfg[k] for k in cfg if k not in _SECTIONS}
+        self.model, _ = factory(cfg.train_config, cfg.model_config, **extra)
+        self.model.to(device)
+        self.model.eval()
+
+    def _absolute_model_file(self, cfg: Any) -> None:
+        # the factory file is named relative to the repository root; the runner's cwd is not it
+        file_spec = cfg.model_config.get("file") or ""
+        module, _, func = file_spec.partition(":")
+        repo_root = self.code.repo
+        if module and not Path(module).is_absolute() and repo_root is not None:
+            cfg.model_config.file = f"{repo_root / module}:{func or 'model_factory'}"
+
+    @classmethod
+    def check(cls) -> tuple[str, str]:
+        return check_spec(SPEC)
+
+    def describe(self) -> dict[str, Any]:
+        oc = require_package("omegaconf", SPEC.hint()).OmegaConf
+        decode = oc.to_container(self.cfg.decode_config, resolve=True)
+        return self.code.describe(
+            str(self.cfg.ckpt_path),
+            history="text: USER: <model's own transcript> ASSISTANT: <reply text> in its "
+            "system prompt (the dialogue transcript replaces a missing model transcript)",
+            sampling=decode,
+            output_sr=int(self.cfg.speech_sample_rate),
+            config=str(self.config_path),
+            config_sha256=sha256_file(self.config_path),
+            system_prompt_sha256=hashlib.sha256(
+                str(self.cfg.dataset_config.prompt).encode("utf-8")
+            ).hexdigest()[:16],
+            codec=str(self.cfg.model_config.code_type),
+            audio_prompt=self.audio_prompt,
+        )
+
+    def history_text(self, history: Sequence[Turn]) -> tuple[str, bool]:
+        """The official multi-round history string; and whether a transcript was substituted."""
+        text, substituted = "", False
+        for user, reply in dialogue_pairs(history):
+            heard = reply.raw.get("slam_user_transcript")
+            if not isinstance(heard, str):
+                heard, substituted = user.text, True
+            text += "USER: " + heard.strip() + " " + (" ASSISTANT: " + reply.text).strip() + " "
+        return text, substituted
+
+    def decode_config(self, decode: DecodeConfig) -> Any:
+        dc = self.cfg.decode_config.copy()
+        if self.code.sampling_mode == RUN:
+            for field_name, key in RUN_MAPPING.items():
+                dc[key] = getattr(decode, field_name)
+            dc["do_sample"] = decode.temperature > 0
+        return dc
+
+    def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
+        hist, substituted = self.history_text(history)
+        seed_all(decode.seed)
+        audio, text, _, heard = self.gen.generate_from_wav(
+            audio_of(user_turn),
+            self.model,
+            self.cfg.dataset_config,
+            self.decode_config(decode),
+            self.logger,
+            self.device,
+            self.cfg.model_config,
+            self.tone_dir,
+            self.audio_prompt,
+            False,
+            hist,
+            self.layer_shift,
+        )
+        if audio is None:
+            raise RuntimeError("SLAM-Omni returned no audio (the reply reached max_new_tokens)")
+        sr = int(self.cfg.speech_sample_rate)
+        path, _ = write_reply(audio, sr, self.name)
+        raw = {"slam_user_transcript": str(heard), "history_transcript_substituted": substituted}
+        return Turn("assistant", str(text).strip(), str(path), sr, raw=raw)
+
+
+_SECTIONS = (
+    "train_config",
+    "fsdp_config",
+    "model_config",
+    "log_config",
+    "dataset_config",
+    "decode_config",
+)

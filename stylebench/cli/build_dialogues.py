@@ -1,0 +1,78 @@
+"""``stylebench build-dialogues``: synthesise a new dialogue set (TTS + FFmpeg)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+HELP = "synthesise a new dialogue set"
+
+
+def register(b: argparse.ArgumentParser) -> None:
+    b.add_argument("--out", required=True, help="new folder for the set")
+    b.add_argument("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)")
+    b.add_argument("--dims", default="speed,volume,pitch", help="comma list; may include emotion")
+    b.add_argument("--emotions", help="emotion subset, e.g. happy,sad (default: all six)")
+    b.add_argument("--synth", default="espeak-ng", help="synthesiser: espeak-ng or cosyvoice2")
+    b.add_argument(
+        "--synth-arg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="synthesiser argument: model=, voices= (voices file), instruct=, fp16=, and "
+        "python=/env/bin/python to run it in its own environment (repeatable)",
+    )
+    b.add_argument("--langs", default="en,zh")
+    b.add_argument("--voices-per-lang", type=int, default=4)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--jobs", type=int, default=4, help="parallel synthesis threads")
+
+
+def main(args: argparse.Namespace) -> int:
+    from stylebench.dialogues.builder import BuildSpec, build_set
+
+    spec = BuildSpec(
+        dims=tuple(args.dims.split(",")),
+        langs=tuple(args.langs.split(",")),
+        per_cell=args.per_cell,
+        voices_per_lang=args.voices_per_lang,
+        seed=args.seed,
+        synth=args.synth,
+        **({"emotions": tuple(args.emotions.split(","))} if args.emotions else {}),
+    )
+    synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
+    card = build_set(Path(args.out), spec, synth, voices, jobs=args.jobs)
+    print(json.dumps({k: card[k] for k in ("set_version", "n_samples", "checksum")}, indent=2))
+    return 0
+
+
+def make_synth(name: str, items: list[str] | None, langs: tuple[str, ...]) -> tuple[Any, Any]:
+    """The synthesiser (in process, or in a worker env with ``python=``) and its voices."""
+    from stylebench.config import parse_model_args
+    from stylebench.synth.registry import SYNTHESIZERS
+
+    kwargs = parse_model_args(items)
+    python = kwargs.pop("python", None)
+    SYNTHESIZERS[name]  # unknown names fail here with suggestions
+    if name == "espeak-ng" and kwargs.get("voices"):
+        raise ValueError("espeak-ng has built-in voices; --synth-arg voices= is for cosyvoice2")
+    if "voices" in kwargs:  # speaker prompts (cosyvoice2): voices file -> Voice per language
+        from stylebench.synth.cosyvoice import load_voices_file, voices_by_lang
+
+        kwargs["voices"] = str(Path(kwargs["voices"]).resolve())
+        voices = voices_by_lang(load_voices_file(kwargs["voices"]))
+    elif name == "espeak-ng":
+        from stylebench.synth.espeak import voices_for
+
+        voices = {lang: voices_for(lang) for lang in langs}
+    else:
+        raise ValueError(f"--synth {name} needs --synth-arg voices=FILE (speaker prompts)")
+    missing = [lang for lang in langs if not voices.get(lang)]
+    if missing:
+        raise ValueError(f"no voices for {missing} in the voices file")
+    if python:
+        from stylebench.synth.worker import WorkerSynth
+
+        return WorkerSynth(python, name, kwargs), voices
+    return SYNTHESIZERS.load(name)(**kwargs), voices

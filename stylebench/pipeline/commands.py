@@ -1,0 +1,175 @@
+"""The three ways a run folder is worked on.
+
+``run``     respond -> transcribe -> features -> (probe) -> judge -> score/report
+``rescore`` the same after respond, on a stored run with new settings (never calls the model)
+``report_only`` score/report from the current stored records (computes nothing)
+
+Each holds the run folder's lock for its whole duration, so two processes never work on one
+folder at once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stylebench.config import RunConfig, flatten, resolve_config
+from stylebench.pipeline import gate
+from stylebench.pipeline.manifest import (
+    Identity,
+    check_identity,
+    dialogues_entry,
+    stored_identity,
+    write_manifest,
+)
+from stylebench.pipeline.reporting import extractor_names, report
+from stylebench.pipeline.respond import ReplyLimits, RespondStage
+from stylebench.pipeline.runner import measure
+from stylebench.pipeline.stage import run_stage
+from stylebench.records import Sample
+from stylebench.store import RunStore
+
+
+@dataclass(frozen=True)
+class RunResult:
+    store: RunStore
+    report: dict[str, Any]
+    counts: dict[str, dict[str, int]]
+
+
+def load_dialogues(cfg: RunConfig) -> tuple[list[Sample], Path, str]:
+    from stylebench.dialogues.sets import default_set_path, load_set
+
+    root = default_set_path(cfg.dims) if cfg.dialogues == "default" else Path(cfg.dialogues)
+    samples, checksum = load_set(root)
+    return samples, root, checksum
+
+
+def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
+    """Samples of the asked dims and languages, the first ``limit`` of each cell by id
+    (for emotion, of each (direction, lang, emotion) cell)."""
+    cells: dict[tuple[str, str, str, str], list[Sample]] = defaultdict(list)
+    for s in sorted(samples, key=lambda s: s.id):
+        if s.dim in cfg.dims and s.lang in cfg.langs:
+            cells[(s.dim, s.direction, s.lang, s.emotion)].append(s)
+    chosen = [s for cell in cells.values() for s in (cell[: cfg.limit] if cfg.limit else cell)]
+    if not chosen:
+        raise ValueError(f"the dialogue set has no samples for dim={cfg.dim} lang={cfg.lang}")
+    return sorted(chosen, key=lambda s: s.id)
+
+
+def build_model(cfg: RunConfig, store: RunStore) -> Any:
+    """The wrapper for ``cfg.model``: in this process, or in ``cfg.worker_python``'s env."""
+    if cfg.worker_python:
+        from stylebench.model_wrappers.worker import WorkerModel
+
+        return WorkerModel(cfg.model, cfg.model_args, python=cfg.worker_python,
+                           turn_timeout_s=cfg.turn_timeout_s, log_path=store.root / "worker.log")  # fmt: skip
+    from stylebench.model_wrappers.registry import MODELS
+
+    return MODELS.load(cfg.model)(**cfg.model_args)
+
+
+def _judge_entry(cfg: RunConfig, judge: Any) -> dict[str, Any]:
+    why = gate.skip_reason(cfg)
+    return {"backend": cfg.judge.judge, "skipped": why} if why else judge.describe()
+
+
+def _judge(cfg: RunConfig) -> Any:
+    return None if gate.skip_reason(cfg) else gate.make_judge(cfg.judge)
+
+
+def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
+    """Run (or resume) the whole pipeline for ``cfg``."""
+    from stylebench.model_wrappers.registry import MODELS
+
+    if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
+        MODELS[cfg.model]  # unknown names fail here, before any work, with suggestions
+    samples_all, set_root, checksum = load_dialogues(cfg)
+    samples = select_samples(samples_all, cfg)
+    store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
+    if store.exists() and store.read_manifest().get("dialogues", {}).get("checksum") != checksum:
+        raise ValueError(f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out")  # fmt: skip
+    with store.lock("stylebench run"):
+        model = build_model(cfg, store)
+        try:
+            desc = model.describe()
+            identity = Identity.of(desc, cfg.decode)
+            check_identity(store, identity)
+            judge = _judge(cfg)
+            write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=desc,
+                           judge=_judge_entry(cfg, judge), extractors=extractor_names(cfg), command="run")  # fmt: skip
+            limits = ReplyLimits(cfg.max_reply_chars, cfg.max_reply_s)
+            stage = RespondStage(store, samples, set_root, identity, model, limits=limits, strict=cfg.strict)  # fmt: skip
+            responded = run_stage(store, stage, strict=cfg.strict, progress=progress)
+        finally:
+            getattr(model, "close", lambda: None)()
+        measured = measure(store, samples, cfg, responded.records, judge=judge, progress=progress)
+        measured.counts["respond"] = responded.counts
+        return RunResult(store, report(store, samples, cfg, measured), measured.counts)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run folder opened for re-scoring, reporting or export: its config (the stored one with
+    ``overrides`` on top), the samples it selected and its dialogue set."""
+
+    store: RunStore
+    manifest: dict[str, Any]
+    cfg: RunConfig
+    samples: list[Sample]
+    set_root: Path
+    checksum: str
+
+    def replies(self) -> dict:
+        """The current replies (this run's identity only); the model is not called."""
+        stage = RespondStage(self.store, self.samples, self.set_root, stored_identity(self.manifest))
+        return run_stage(self.store, stage, compute=False).records
+
+
+def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) -> StoredRun:
+    """Open a finished (or interrupted) run folder.
+
+    Raises:
+        FileNotFoundError: not a run folder. ValueError: its dialogue set changed since.
+    """
+    overrides = overrides or {}
+    store = RunStore(run_dir)
+    manifest = store.read_manifest()
+    base = flatten(manifest["config"])
+    if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
+        for key in ("judge_model", "judge_url", "judge_args", "judge_prompt", "judge_prompt_srd", "judge_prompt_mrd"):  # fmt: skip
+            base.pop(key, None)
+    cfg = resolve_config(overrides, base=base)
+    samples_all, set_root, checksum = load_dialogues(cfg)
+    if checksum != manifest["dialogues"]["checksum"]:
+        raise ValueError(
+            "the dialogue set changed since this run was made; rebuild or point "
+            f"--dialogues at the set with checksum {manifest['dialogues']['checksum'][:12]}"
+        )
+    return StoredRun(store, manifest, cfg, select_samples(samples_all, cfg), set_root, checksum)
+
+
+def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = True) -> RunResult:
+    """Re-transcribe / re-measure / re-judge / re-score a stored run with new settings; the model
+    is never called."""
+    run = open_stored(run_dir, overrides)
+    store, cfg, samples = run.store, run.cfg, run.samples
+    with store.lock("stylebench score"):
+        identity = stored_identity(run.manifest)
+        judge = _judge(cfg)
+        write_manifest(store, cfg, identity, dialogues_entry(run.set_root, run.checksum, samples),
+                       model=run.manifest.get("model") or identity.model, judge=_judge_entry(cfg, judge),
+                       extractors=extractor_names(cfg), command="score")  # fmt: skip
+        measured = measure(store, samples, cfg, run.replies(), judge=judge, progress=progress)
+        return RunResult(store, report(store, samples, cfg, measured), measured.counts)
+
+
+def report_only(run_dir: Path | str) -> RunResult:
+    """Rebuild the report files from the current stored records."""
+    run = open_stored(run_dir)
+    with run.store.lock("stylebench report"):
+        measured = measure(run.store, run.samples, run.cfg, run.replies(), judge=_judge(run.cfg), compute=False, progress=False)  # fmt: skip
+        return RunResult(run.store, report(run.store, run.samples, run.cfg, measured), {})

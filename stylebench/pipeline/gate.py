@@ -1,0 +1,141 @@
+"""The relevance gate around the judge stage: which judge, what it reads, and the report block.
+
+``judge_input`` chooses what a reply reads as: ``transcript`` (ASR of the reply audio, the
+paper's protocol), ``text`` (the model's own text channel) or ``auto`` (transcripts, except
+samples whose transcripts disagree with the text channel; :func:`.judge.sample_inputs`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+from stylebench.config import JudgeConfig, RunConfig
+from stylebench.records import Sample
+
+Inputs = dict[str, tuple[str, dict[int, str]]]
+
+
+def make_judge(jc: JudgeConfig) -> Any | None:
+    """The judge named by ``jc.judge``; ``None`` for ``"none"``.
+
+    ``judge_model`` and ``judge_url`` are passed as ``model``/``url``, the prompt options as a
+    loaded ``PromptSet`` (``prompts``), and ``judge_args`` as keyword arguments. An option the
+    backend does not take is a ``ValueError``, not silently dropped.
+    """
+    if jc.judge == "none":
+        return None
+    from stylebench.metrics.judges.base import JUDGES
+    from stylebench.metrics.judges.prompting import load_prompts
+
+    cls = JUDGES.load(jc.judge)
+    params = inspect.signature(cls).parameters
+    open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kw: dict[str, Any] = {}
+    prompt_opts = (jc.judge_prompt, jc.judge_prompt_srd, jc.judge_prompt_mrd)
+    if "prompts" in params:
+        kw["prompts"] = load_prompts(jc.judge_prompt, srd=jc.judge_prompt_srd, mrd=jc.judge_prompt_mrd)  # fmt: skip
+    elif any(p is not None for p in prompt_opts):
+        raise ValueError(f"the {jc.judge!r} judge uses no prompt; drop --judge-prompt*")
+    flags = {"model": "--judge-model", "url": "--judge-url"}
+    for name, value in {"model": jc.judge_model, "url": jc.judge_url, **dict(jc.judge_args)}.items():  # fmt: skip
+        if value is None:
+            continue
+        if name not in params and not open_kw:
+            raise ValueError(f"the {jc.judge!r} judge takes no {flags.get(name, f'--judge-arg {name}=...')}")  # fmt: skip
+        kw[name] = value
+    return cls(**kw)
+
+
+def skip_reason(cfg: RunConfig) -> str | None:
+    if cfg.judge.judge == "none":
+        return "the judge is off (--judge none)"
+    if cfg.measure.asr == "none" and cfg.judge.judge_input == "transcript":
+        return "no transcripts (--asr none); the judge reads ASR transcripts (or --judge-input text)"  # fmt: skip
+    return None
+
+
+def reads_transcripts(cfg: RunConfig) -> bool:
+    return cfg.judge.judge_input != "text" and cfg.measure.asr != "none"
+
+
+def max_error(cfg: RunConfig) -> float | None:
+    """The fidelity limit of ``judge_input="auto"``; ``None`` = transcripts as they are."""
+    return cfg.measure.transcript_max_error if cfg.judge.judge_input == "auto" else None
+
+
+def approximation_note(desc: dict[str, Any], backend: str) -> str:
+    """How the verdicts relate to the paper's judge. Always said: even the paper's judge model
+    reads our own prompts, not the paper's."""
+    from stylebench.scoring.relevance import PAPER_JUDGE
+
+    model = str(desc.get("model") or "")
+    if backend == "offline":
+        return (
+            f"relevance verdicts (SRD/MRD) come from the offline embedding judge ({model}), an "
+            f"approximation of the paper's judge ({PAPER_JUDGE}); docs/judge.md gives its "
+            "measured agreement"
+        )
+    if PAPER_JUDGE.lower() in model.lower():
+        return (
+            f"relevance verdicts (SRD/MRD) come from judge {backend} {model}, the paper's judge "
+            "model, with stylebench's own prompts (not the paper's), so verdicts may differ"
+        )
+    return f"relevance verdicts (SRD/MRD) come from judge {backend} {model}, an approximation of the paper's judge ({PAPER_JUDGE})"  # fmt: skip
+
+
+def gate_report(
+    cfg: RunConfig, samples: Sequence[Sample], desc: dict[str, Any] | None, records: dict, inputs: Inputs  # fmt: skip
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """``(report extra keys, sample ids to leave out of style scores, notes)`` for a run."""
+    from stylebench.pipeline.judge import MRD_TURN, SRD_TURN
+    from stylebench.scoring import relevance as rl
+
+    jc = cfg.judge
+    why = skip_reason(cfg)
+    if why or desc is None:
+        why = why or "no judge"
+        extra = rl.skipped_block({"backend": jc.judge, "model": jc.judge_model}, why, jc.mrd_threshold)  # fmt: skip
+        return extra, [], [f"relevance gate not applied: {why}; eligibility unknown"]
+    ids = [s.id for s in samples]
+    srd = rl.labels_from_records(records, ids, SRD_TURN)
+    mrd = rl.labels_from_records(records, ids, MRD_TURN)
+    note = approximation_note(desc, jc.judge)
+    who = {"backend": jc.judge, "model": desc.get("model"), "input": jc.judge_input, "describe": desc,
+           "approximation": is_approximation(desc, jc.judge)}  # fmt: skip
+    extra = rl.report_block(
+        who, srd, mrd, rl.cells_of(samples), threshold=jc.mrd_threshold,
+        filter_mrd=jc.filter_mrd, n_boot=cfg.score.n_boot, seed=cfg.decode.seed,
+    )  # fmt: skip
+    notes = [note]
+    sources = [src for src, _ in inputs.values()]
+    extra["judge"]["sources"] = {src: sources.count(src) for src in sorted(set(sources))}
+    weak_asr = cfg.measure.asr_model in ("base", "tiny.en") and any(s.lang == "zh" for s in samples)
+    if jc.judge_input == "transcript" and weak_asr:
+        notes.append(
+            f"zh verdicts rest on Whisper {cfg.measure.asr_model} transcripts, which garble synthetic "
+            "Mandarin (docs/judge-backends.md, 'Measured'); use --asr-model large-v3 or the "
+            "default --judge-input auto"
+        )
+    if jc.judge_input == "auto" and reads_transcripts(cfg):
+        notes.append(
+            f"relevance judged on ASR transcripts for {sources.count('transcript')} samples and "
+            f"on the models' text channel for {sources.count('text_fallback')} whose transcripts "
+            f"disagreed with it (WER/CER > {cfg.measure.transcript_max_error:g}, or a transcript "
+            "missing; --judge-input auto)"
+        )
+    if not reads_transcripts(cfg):
+        src = "--judge-input text" if jc.judge_input == "text" else "no ASR (--asr none)"
+        notes.append(f"relevance judged on the models' text channel ({src}), not on ASR transcripts of what they said")  # fmt: skip
+    if extra["eligible"] is False:
+        notes.append(f"not eligible: MRD {extra['mrd']}% <= {jc.mrd_threshold:g}%; style cells are shown marked, for inspection only")  # fmt: skip
+    exclude = rl.mrd_exclusions(mrd) if jc.filter_mrd else []
+    return extra, exclude, notes
+
+
+def is_approximation(desc: dict[str, Any], backend: str) -> bool:
+    """Whether the judge model differs from the paper's (the offline judge always does)."""
+    from stylebench.scoring.relevance import PAPER_JUDGE
+
+    return backend == "offline" or PAPER_JUDGE.lower() not in str(desc.get("model") or "").lower()

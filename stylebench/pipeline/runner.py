@@ -1,0 +1,97 @@
+"""Drive the measuring stages in order, each handing its current records to the next.
+
+transcribe -> features -> (probe) -> judge. The ASR model, the probe and the judge are built once,
+and only when a stage has work for them. ``compute=False`` collects the current records of every
+stage without computing anything (``stylebench report``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stylebench.config import RunConfig
+from stylebench.pipeline import gate
+from stylebench.pipeline.features import FeaturesStage
+from stylebench.pipeline.measure import FeatureConfig
+from stylebench.pipeline.stage import run_stage
+from stylebench.records import Key, Sample
+from stylebench.store import RunStore
+
+
+@dataclass
+class Measured:
+    """Every stage's current records for one run, and what each stage did."""
+
+    replies: dict[Key, Any]
+    transcripts: dict[Key, Any] = field(default_factory=dict)
+    features: dict[Key, Any] = field(default_factory=dict)
+    probes: dict[Key, Any] = field(default_factory=dict)
+    verdicts: dict[Key, Any] = field(default_factory=dict)
+    judge_desc: dict[str, Any] | None = None
+    inputs: gate.Inputs = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def feature_config(cfg: RunConfig) -> FeatureConfig:
+    m = cfg.measure
+    return FeatureConfig(vad=m.vad, f0_floor=m.f0_floor, f0_ceil=m.f0_ceil)
+
+
+def measure(
+    store: RunStore,
+    samples: Sequence[Sample],
+    cfg: RunConfig,
+    replies: dict[Key, Any],
+    *,
+    judge: Any = None,
+    compute: bool = True,
+    progress: bool = True,
+) -> Measured:
+    """Run (or, with ``compute=False``, only collect) every stage after respond.
+
+    ``judge`` is the judge built from ``cfg`` (:func:`.gate.make_judge`); ``None`` skips judging.
+    """
+    out = Measured(replies)
+    kw = {"compute": compute, "strict": cfg.strict, "progress": progress}
+    m = cfg.measure
+    if m.asr != "none":
+        from stylebench.pipeline.transcribe import TranscribeStage, make_asr
+
+        asr = (m.asr, m.asr_model)
+        stage = TranscribeStage(store, replies, {s.id: s.lang for s in samples}, asr,
+                                functools.cache(lambda: make_asr(*asr)))  # fmt: skip
+        res = run_stage(store, stage, **kw)
+        out.transcripts, out.counts["transcribe"] = res.records, res.counts
+    res = run_stage(store, FeaturesStage(store, samples, replies, out.transcripts, feature_config(cfg), strict=cfg.strict), **kw)  # fmt: skip
+    out.features, out.counts["features"] = res.records, res.counts
+    emo = {s.id for s in samples if s.dim == "emotion"}
+    if cfg.emotion.emotion_probe != "none" and emo:
+        from stylebench.pipeline.probe import PROBES, ProbeStage
+
+        probe = (cfg.emotion.emotion_probe, cfg.emotion.probe_model)
+        stage = ProbeStage(store, replies, emo, probe, functools.cache(lambda: PROBES.load(probe[0])(probe[1])))  # fmt: skip
+        res = run_stage(store, stage, **kw)
+        out.probes, out.counts["probe"] = res.records, res.counts
+    if judge is not None:
+        _judge(store, samples, cfg, judge, out, kw)
+    return out
+
+
+def _judge(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, judge: Any, out: Measured, kw: dict[str, Any]) -> None:  # fmt: skip
+    from stylebench.metrics.judges.cache import JudgeCache, default_cache_path
+    from stylebench.pipeline.judge import JudgeStage, plan_requests, sample_inputs
+
+    out.judge_desc = desc = judge.describe()
+    heard = out.transcripts if gate.reads_transcripts(cfg) else None
+    out.inputs = sample_inputs(samples, out.replies, heard, gate.max_error(cfg))
+    requests = plan_requests(samples, out.inputs, desc)
+    cache = JudgeCache(default_cache_path()) if cfg.judge.judge_cache and kw["compute"] else None
+    try:
+        res = run_stage(store, JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict), **kw)  # fmt: skip
+    finally:
+        if cache is not None:
+            cache.close()
+    out.verdicts, out.counts["judge"] = res.records, res.counts

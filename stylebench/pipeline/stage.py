@@ -1,0 +1,110 @@
+"""The one Stage protocol and the one loop around it.
+
+A stage plans its work as :class:`Unit`\\ s (each: the keys it produces and the fingerprint every
+current record of a key must carry) and computes the records of one unit. The loop, written once
+in :func:`run_stage`, loads what is already done for exactly those fingerprints, skips units that
+are complete, computes the rest, appends each record as soon as it exists (so a kill loses at most
+the record being written), turns the stage's declared errors into error records, and counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from stylebench.records import Key, error_record
+from stylebench.store import RunStore
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Work computed together: one sample (respond, features) or a batch of keys (judge).
+
+    ``fps`` holds the fingerprint of every key the unit produces that is known when planning.
+    (respond learns a turn's fingerprint only once the turns before it are ok, so its plan stops
+    at the first turn that is not; that turn is pending, and computing it reveals the next.)
+    """
+
+    id: str
+    fps: Mapping[Key, str]
+    payload: Any = None
+
+
+@dataclass
+class StageResult:
+    """The current record of every planned key (ok or error), and what the run did."""
+
+    records: dict[Key, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def ok(self) -> dict[Key, Any]:
+        return {k: r for k, r in self.records.items() if r.status == "ok"}
+
+
+class Stage(Protocol):
+    """What a stage implements; :func:`run_stage` does the rest."""
+
+    #: the stage's record file (``<name>.jsonl``) and record type (``records.RECORD_TYPES``)
+    name: ClassVar[str]
+    #: exceptions of :meth:`compute` that become error records of the unit's pending keys
+    errors: ClassVar[tuple[type[BaseException], ...]]
+
+    def plan(self) -> list[Unit]:
+        """The units of work, with the fingerprint every current record must carry."""
+        ...
+
+    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterable[Any]:
+        """Yield the records of the unit's keys that are not ok in ``done``."""
+        ...
+
+
+def is_ok(record: Any) -> bool:
+    return record is not None and record.status == "ok"
+
+
+def run_stage(
+    store: RunStore,
+    stage: Stage,
+    *,
+    compute: bool = True,
+    strict: bool = False,
+    progress: bool = False,
+) -> StageResult:
+    """Plan, load what is done, compute the rest, append and count.
+
+    Args:
+        compute: False only collects the current records (for ``stylebench report``).
+        strict: the stage's declared errors stop the run instead of becoming error records.
+    """
+    from tqdm import tqdm
+
+    units = stage.plan()
+    keys: dict[Key, str] = {k: fp for u in units for k, fp in u.fps.items()}
+    done = store.load(stage.name, keys)
+    counts = {"ok": 0, "error": 0, "skipped": 0}
+    bar = tqdm(total=len(units), desc=stage.name, unit="unit", disable=not progress or not compute)
+    for unit in units:
+        bar.update(1)
+        before = sum(is_ok(done.get(k)) for k in unit.fps)
+        counts["skipped"] += before
+        if not compute or before == len(unit.fps):
+            continue
+        try:
+            for rec in stage.compute(unit, done):
+                _keep(store, stage.name, rec, done, counts)
+        except stage.errors as exc:
+            if strict:
+                raise
+            message = f"{type(exc).__name__}: {exc}"
+            for key, fp in unit.fps.items():
+                if not is_ok(done.get(key)):
+                    _keep(store, stage.name, error_record(stage.name, key, fp, message), done, counts)  # fmt: skip
+    bar.close()
+    return StageResult(done, counts)
+
+
+def _keep(store: RunStore, name: str, rec: Any, done: dict[Key, Any], counts: dict[str, int]) -> None:  # fmt: skip
+    store.append(name, rec)
+    done[(rec.sample_id, rec.turn)] = rec
+    counts[rec.status] += 1

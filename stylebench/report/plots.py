@@ -1,0 +1,95 @@
+"""The trajectory plot: mean change per turn relative to turn 1, one panel per dim."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from stylebench.metrics.dims.base import dimension
+from stylebench.records import DIMS, DIRECTIONS
+from stylebench.scoring.cells import TurnScore, collect_samples, perceptual_change
+
+
+class NothingToPlot(ValueError):
+    """No sample has a turn-1 score (all failed, or all were filtered out by the gate)."""
+
+
+def trajectories(
+    turn_scores: Sequence[TurnScore], exclude: Collection[str]
+) -> dict[str, dict[tuple[str, str], dict[int, list[float]]]]:
+    """Per dim and (direction, lang): per-turn changes relative to each sample's own turn 1."""
+    out: dict[str, dict[tuple[str, str], dict[int, list[float]]]] = {}
+    for s in collect_samples(turn_scores, exclude=exclude):
+        t1 = s.turns.get(1)
+        if t1 is None or t1.value is None:
+            continue
+        line = out.setdefault(s.dim, {}).setdefault((s.direction, s.lang), {1: [], 2: [], 3: []})
+        for t, ts in s.turns.items():
+            if ts.value is not None:
+                line[t].append(perceptual_change(s.dim, t1.value, ts.value))
+    return out
+
+
+def plot_trajectories(
+    turn_scores: Sequence[TurnScore],
+    path: Path,
+    *,
+    title: str = "",
+    exclude: Collection[str] = (),
+) -> Path:
+    """Plot mean change per turn relative to turn 1, one subplot per dim, and write a PNG.
+
+    For each sample whose turn 1 has a score, turn t is placed at
+    ``perceptual_change(dim, turn1, turn_t)`` (semitones, dB, percent, rating points), so turn 1 is
+    0; one line per (direction, lang) shows the mean over samples with a 95% t-interval of the mean
+    (no bar when fewer than 2 samples). Samples whose turn 1 failed are left out.
+
+    The PNG is written to a temporary name and renamed, so a crash never leaves half a file.
+
+    Raises:
+        NothingToPlot: no sample has a turn-1 score to normalise by.
+        ModuleNotFoundError: matplotlib (the ``[plot]`` extra) is not installed.
+    """
+    from matplotlib.figure import Figure
+    from scipy.stats import t as student_t
+
+    data = trajectories(turn_scores, exclude)
+    if not data:
+        raise NothingToPlot(
+            "no sample has a turn-1 score (each failed, or was left out by the relevance gate)"
+        )
+    dims = [d for d in DIMS if d in data]
+    fig = Figure(figsize=(4.2 * len(dims), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(dims), squeeze=False)[0]
+    for ax, dim in zip(axes, dims, strict=True):
+        keys = sorted(data[dim], key=lambda k: (DIRECTIONS.index(k[0]), k[1]))
+        for i, (direction, lang) in enumerate(keys):
+            xs, ys, errs = [], [], []
+            for t, vals in data[dim][(direction, lang)].items():
+                if not vals:
+                    continue
+                n = len(vals)
+                mean = sum(vals) / n
+                sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1)) if n > 1 else 0.0
+                half = float(student_t.ppf(0.975, n - 1)) * sd / math.sqrt(n) if n > 1 else 0.0
+                xs.append(t + (i - (len(keys) - 1) / 2) * 0.04)  # dodge overlapping bars
+                ys.append(mean)
+                errs.append(half)
+            ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, label=f"{direction} {lang}",
+                        linestyle="-" if direction == "intensify" else "--")  # fmt: skip
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set_xticks([1, 2, 3])
+        ax.set_xlabel("turn")
+        ax.set_ylabel(f"change vs turn 1 ({dimension(dim).words['change']})")
+        ax.set_title(dim)
+        ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fig.savefig(tmp, format="png", dpi=100)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,31 @@
+"""The CSV renderer: one row per cell; quoting is the :mod:`csv` module's, nothing else."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+COLUMNS = (
+    "model", "run_id", "dim", "direction", "lang", "pair", "group", "n", "n_ok", "n_valid",
+    "vsp", "vsp_ci_low", "vsp_ci_high", "vsp_all", "svd", "svd_ci_low", "svd_ci_high",
+    "svd_signed", "change_mean", "n_flagged", "errors", "eligible",
+)  # fmt: skip
+
+
+def to_csv(report: dict[str, Any]) -> str:
+    """One row per cell with a header; CIs split into low/high columns, errors as JSON."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for c in report["cells"]:
+        row = {k: c.get(k) for k in COLUMNS if k in c}
+        for name in ("vsp", "svd"):
+            ci = c[f"{name}_ci"]
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci if ci is not None else (None, None)
+        row.update(model=report["model"], run_id=report["run_id"],
+                   errors=json.dumps(c["errors"], ensure_ascii=False, sort_keys=True),
+                   eligible={True: "true", False: "false"}.get(report.get("eligible"), ""))  # fmt: skip
+        w.writerow({k: "" if v is None else v for k, v in row.items()})
+    return buf.getvalue()

@@ -1,0 +1,51 @@
+"""The Markdown renderer: title, run facts, one table per dim, then the optional sections.
+
+Outside text goes through :func:`stylebench.report.md_text.md_escape` (a Markdown escape, not an
+HTML one), so a terminal shows "F0 > 0" as written and a model name cannot break a table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stylebench.report.md_text import dim_table, md_escape
+from stylebench.report.sections.emotion import emotion_markdown
+from stylebench.report.sections.human import human_markdown
+from stylebench.report.sections.relevance import banner_markdown, relevance_markdown
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    """Markdown: title, thresholds and extractors line, one table per dim, sections, notes."""
+    th = report["thresholds"]
+    lines = [
+        f"# stylebench: {md_escape(report['model'])} (run {md_escape(report['run_id'])})",
+        "",
+        *banner_markdown(report),  # the not-eligible banner, if any
+        f"Thresholds: pitch {th['pitch_st']} st, volume {th['volume_db']} dB, "
+        f"speed {th['speed_pct']}%, emotion {th.get('emotion_delta', 0.0)} pt. Extractors: "
+        + ("; ".join(f"{md_escape(k)}: {md_escape(v)}" for k, v in report["extractors"].items())
+           or "none recorded") + ".",
+        "",
+        f"Samples: {report['n_samples']}; turns ok: {report['n_turns_ok']}/"
+        f"{report['n_turns_total']}. VSP = valid/ok samples; SVD over valid samples; "
+        "signed change = mean over ok samples.",
+        "",
+    ]  # fmt: skip
+    if report.get("plot"):  # set only when the trajectory plot is missing, with the reason
+        lines += [md_escape(report["plot"]), ""]
+    mark = "✗ " if report.get("eligible") is False else ""  # the gate: marked, never dropped
+    dims = list(report.get("dims") or [])
+    dims += sorted({c["dim"] for c in report["cells"]} - set(dims), key=str)
+    for dim in dims:
+        cells = [c for c in report["cells"] if c["dim"] == dim]
+        if cells:
+            lines += dim_table(dim, cells, mark)
+    if "judge" in report:  # relevance verdicts and the gate
+        lines += relevance_markdown(report)
+    if report.get("human"):  # imported listening-test ratings
+        lines += human_markdown(report["human"])
+    if report.get("emotion_scores"):  # which emotion scores are human, probe or prosodic
+        lines += emotion_markdown(report["emotion_scores"])
+    if report.get("notes"):
+        lines += ["## Notes", "", *(f"- {md_escape(n)}" for n in report["notes"]), ""]
+    return "\n".join(lines)

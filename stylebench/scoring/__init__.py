@@ -1,0 +1,1 @@
+"""Scoring: per-cell VSP/SVD with bootstrap CIs, relevance gating, paired statistics."""

@@ -1,0 +1,278 @@
+"""Change between turns: validity, VSP and SVD per cell, bootstrap CIs and paired tests.
+
+Definitions (see ``docs/`` and DESIGN.md, "Change between turns, VSP and SVD"):
+
+- A *cell* is one (dim, direction, lang, pair, group); ``pair`` is ``"1-2"`` or ``"2-3"``.
+- A sample is *ok* for a pair when both of its turns have a score; otherwise it is *failed*, its
+  reason is counted in ``Cell.errors`` and it counts as not valid in ``vsp_all``.
+- The *perceptual change* from score ``a`` to ``b`` is ``12*log2(b/a)`` semitones (pitch),
+  ``20*log10(b/a)`` dB (volume), ``100*(b/a-1)`` percent (speed) and ``b-a`` (emotion, whose scores
+  are ratings or probabilities taken as given).
+- A sample is *valid* when its change has the instructed sign (intensify: > 0, attenuate: < 0) and
+  ``|change| >= threshold`` for the dim.
+- VSP = 100 * valid / ok; SVD = mean over valid samples of the relative change ``100*|b-a|/a``
+  on the linear scale (for emotion the absolute change ``|b-a|``, since a probability may be 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from stylebench.metrics.dims.base import dimension, jnd
+from stylebench.records import DIMS, DIRECTIONS, PAIRS, TURNS
+from stylebench.scoring.bootstrap import bootstrap_ci, check_boot
+
+# Relative tolerance so that a change of exactly one threshold (e.g. b/a = 2**(1/12)) is not lost to
+# floating-point rounding in log2/log10.
+_BOUNDARY_EPS = 1e-9
+MISSING_TURN = "missing turn record"
+NO_REASON = "no value (no reason recorded)"
+
+
+@dataclass(frozen=True)
+class TurnScore:
+    """One reply's style score.
+
+    ``value`` is on the dim's linear scale: Hz (pitch), RMS amplitude (volume), syllables per minute
+    (speed), rating or probability (emotion). ``None`` means the turn failed and ``error`` says why.
+    """
+
+    sample_id: str
+    dim: str
+    direction: str
+    lang: str
+    turn: int
+    value: float | None
+    error: str | None = None
+    flags: tuple[str, ...] = ()
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"TurnScore(sample_id={self.sample_id!r}, turn={self.turn!r})"
+        for name, allowed in (("dim", DIMS), ("direction", DIRECTIONS), ("turn", TURNS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{where}: {name} {getattr(self, name)!r} is not one of {allowed}")
+        if self.value is not None:
+            v = float(self.value)
+            if not math.isfinite(v) or (dimension(self.dim).positive and v <= 0):
+                raise ValueError(
+                    f"{where}: {self.dim} value must be finite (and > 0 unless emotion), got "
+                    f"{self.value!r}; record a failed measurement as value=None with an error"
+                )
+            object.__setattr__(self, "value", v)
+        object.__setattr__(self, "flags", tuple(self.flags))
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Just-noticeable change per dim, in perceptual units (semitones, dB, percent, rating/prob)."""
+
+    pitch_st: float = field(default_factory=lambda: jnd("pitch"))
+    volume_db: float = field(default_factory=lambda: jnd("volume"))
+    speed_pct: float = field(default_factory=lambda: jnd("speed"))
+    emotion_delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("pitch_st", "volume_db", "speed_pct", "emotion_delta"):
+            v = getattr(self, name)
+            if not (isinstance(v, Real) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"Thresholds.{name} must be a finite number >= 0, got {v!r}")
+
+    def for_dim(self, dim: str) -> float:
+        """Threshold for ``dim`` in that dim's perceptual unit."""
+        return getattr(self, dimension(dim).threshold_field)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Aggregate for one (dim, direction, lang, pair, group); percents are 0-100."""
+
+    dim: str
+    direction: str
+    lang: str
+    pair: str
+    group: str
+    n: int
+    n_ok: int
+    n_valid: int
+    vsp: float | None
+    vsp_ci: tuple[float, float] | None
+    vsp_all: float | None
+    svd: float | None
+    svd_ci: tuple[float, float] | None
+    svd_signed: float | None
+    change_mean: float | None
+    n_flagged: int
+    errors: dict[str, int] = field(default_factory=dict)
+
+@dataclass(frozen=True)
+class SampleTurns:
+    """All turn scores of one sample, checked for consistency."""
+
+    sample_id: str
+    dim: str
+    direction: str
+    lang: str
+    group: str
+    turns: dict[int, TurnScore]
+
+
+def perceptual_change(dim: str, a: float, b: float) -> float:
+    """Change from score ``a`` to ``b`` on the dim's perceptual scale (:mod:`stylebench.metrics.dims`).
+
+    Raises:
+        ValueError: unknown dim, NaN/inf values, or a non-positive value for an acoustic dim.
+    """
+    d = dimension(dim)
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise ValueError(f"{dim} scores must be finite, got a={a!r}, b={b!r}")
+    if d.positive and (a <= 0 or b <= 0):
+        raise ValueError(f"{dim} scores must be > 0 on their linear scale, got a={a!r}, b={b!r}")
+    return d.change(a, b)
+
+
+def is_valid(dim: str, direction: str, a: float, b: float, thresholds: Thresholds) -> bool:
+    """True when the change ``a -> b`` has the instructed sign and reaches the dim's threshold.
+
+    Intensify needs a change > 0 and attenuate < 0 (zero is never valid); ``|change| >= threshold``
+    is tested with a 1e-9 relative tolerance so an exact-threshold change counts as valid.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction!r}; expected one of {DIRECTIONS}")
+    change = perceptual_change(dim, a, b)
+    signed = change if direction == "intensify" else -change
+    thr = thresholds.for_dim(dim)
+    return signed > 0 and signed >= thr * (1.0 - _BOUNDARY_EPS)
+
+
+def relative_change(dim: str, a: float, b: float) -> float:
+    """Signed relative change ``100*(b-a)/a`` on the linear scale; ``b-a`` for emotion."""
+    return dimension(dim).relative(a, b)
+
+
+def collect_samples(
+    scores: Iterable[TurnScore], *, exclude: Collection[str] = ()
+) -> list[SampleTurns]:
+    """Group turn scores by sample id (sorted), dropping ids in ``exclude``.
+
+    Raises:
+        ValueError: a duplicate (sample_id, turn), or a sample whose dim, direction, lang or group
+            differ between its turns.
+    """
+    excluded = set(exclude)
+    by_id: dict[str, SampleTurns] = {}
+    for s in scores:
+        if s.sample_id in excluded:
+            continue
+        cur = by_id.get(s.sample_id)
+        if cur is None:
+            by_id[s.sample_id] = SampleTurns(s.sample_id, s.dim, s.direction, s.lang, s.group, {})
+            cur = by_id[s.sample_id]
+        if s.turn in cur.turns:
+            raise ValueError(
+                f"duplicate record for sample {s.sample_id!r} turn {s.turn}; "
+                "deduplicate the score records (keep the latest per (sample_id, turn))"
+            )
+        mine = (s.dim, s.direction, s.lang, s.group)
+        theirs = (cur.dim, cur.direction, cur.lang, cur.group)
+        if mine != theirs:
+            raise ValueError(
+                f"sample {s.sample_id!r}: turn {s.turn} has (dim, direction, lang, group)={mine} "
+                f"but an earlier turn has {theirs}; one sample must keep one cell key"
+            )
+        cur.turns[s.turn] = s
+    return [by_id[k] for k in sorted(by_id)]
+
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def _cell(
+    key: tuple[str, str, str, str, str],
+    members: list[SampleTurns],
+    pair: tuple[int, int],
+    thresholds: Thresholds,
+    boot: dict[str, Any],
+) -> Cell:
+    dim, direction = key[0], key[1]
+    valid, indicator, signed, changes = [], [], [], []  # |rel| if valid; 0/100; rel; perceptual
+    errors: dict[str, int] = {}
+    n_flagged = 0
+    for sample in members:
+        ta, tb = sample.turns.get(pair[0]), sample.turns.get(pair[1])
+        if ta is None or tb is None or ta.value is None or tb.value is None:
+            first_bad = next(t for t in (ta, tb) if t is None or t.value is None)
+            reason = MISSING_TURN if first_bad is None else (first_bad.error or NO_REASON)
+            errors[reason] = errors.get(reason, 0) + 1
+            continue
+        a, b = ta.value, tb.value
+        ok_valid = is_valid(dim, direction, a, b, thresholds)
+        indicator.append(100.0 if ok_valid else 0.0)
+        signed.append(relative_change(dim, a, b))
+        changes.append(perceptual_change(dim, a, b))
+        if ok_valid:
+            valid.append(abs(relative_change(dim, a, b)))
+        n_flagged += bool(ta.flags or tb.flags)
+    n, n_ok = len(members), len(indicator)
+    return Cell(
+        *key,
+        n=n,
+        n_ok=n_ok,
+        n_valid=len(valid),
+        vsp=_mean(indicator),
+        vsp_ci=bootstrap_ci(indicator, **boot),
+        vsp_all=100.0 * len(valid) / n if n else None,
+        svd=_mean(valid),
+        svd_ci=bootstrap_ci(valid, **boot),
+        svd_signed=_mean(signed),
+        change_mean=_mean(changes),
+        n_flagged=n_flagged,
+        errors=dict(sorted(errors.items())),
+    )
+
+
+def cell_sort_key(dim: str, direction: str, lang: str, pair: str, group: str) -> tuple:
+    """Deterministic order: DIMS order, DIRECTIONS order, then lang, pair, group."""
+    return (DIMS.index(dim), DIRECTIONS.index(direction), lang, pair, group)
+
+
+def score_cells(
+    scores: Iterable[TurnScore],
+    *,
+    thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen, immutable default
+    n_boot: int = 2000,
+    seed: int = 0,
+    ci: float = 0.95,
+    exclude: Collection[str] = (),
+) -> list[Cell]:
+    """Score every (dim, direction, lang, pair, group) cell.
+
+    Every sample is counted in both pairs of its cell key. VSP's CI bootstraps the per-sample valid
+    indicator (0/100) over ok samples; SVD's CI bootstraps the per-sample relative change over
+    valid samples; both use ``seed`` so results are deterministic. Ids in ``exclude`` (e.g. failed
+    by a relevance gate) are counted nowhere.
+
+    Raises:
+        ValueError: duplicate (sample_id, turn), inconsistent cell keys within a sample, or bad
+            ``n_boot``/``ci``.
+    """
+    check_boot(n_boot, ci)
+    boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
+    groups: dict[tuple[str, str, str, str], list[SampleTurns]] = {}
+    for sample in collect_samples(scores, exclude=exclude):
+        key = (sample.dim, sample.direction, sample.lang, sample.group)
+        groups.setdefault(key, []).append(sample)
+    cells = []
+    for (dim, direction, lang, group), members in groups.items():
+        for pair in PAIRS:
+            key = (dim, direction, lang, f"{pair[0]}-{pair[1]}", group)
+            cells.append(_cell(key, members, pair, thresholds, boot))
+    return sorted(cells, key=lambda c: cell_sort_key(c.dim, c.direction, c.lang, c.pair, c.group))

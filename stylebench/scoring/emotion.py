@@ -1,0 +1,171 @@
+"""Emotion scores of a run, and which of them are human, probe or prosodic (the JSON block).
+
+Emotion has no acoustic scale. A run's emotion samples get up to three kinds of score, each
+labelled wherever it is reported:
+
+- **prosodic** (always): the probe-free intensity index of :mod:`stylebench.metrics.prosody`,
+  in JND units, computed from stored features. It is what the report's ``emotion`` cells hold.
+- **probe** (``--emotion-probe emotion2vec``): the recogniser's probability of the target
+  emotion per turn, scored with its own threshold (``--probe-delta``), with its saturation.
+- **human** (after ``stylebench import-ratings``): the listening test's human VSP, in the
+  report's ``human`` block; its per-pair majorities (``ratings_summary.json``) are the reference
+  for each automatic score's agreement.
+
+Agreement with the human majority, per (sample, pair) where the kept raters' majority chose one
+turn: the automatic score says ``later`` when the later turn's score is strictly higher, else
+``earlier``; percent agreement and Cohen's kappa are taken over those pairs (human ties left out,
+and counted). The block's Markdown is :mod:`stylebench.report.sections.emotion`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stylebench.ratings.importer import SUMMARY_NAME
+from stylebench.records import TURNS, Key, Sample
+from stylebench.report.build import cell_dict
+from stylebench.scoring.cells import Thresholds, TurnScore, collect_samples, score_cells
+
+PROSODIC_LABEL = (
+    "prosodic approximation: probe-free arousal index in JND units (pitch level, F0 spread, "
+    "level, syllable-nuclei rate vs turn 1; sign by the emotion's arousal side); it does not "
+    "tell which emotion is expressed"
+)
+
+
+def probe_turn_scores(
+    samples: Sequence[Sample], replies: Mapping[Key, Any], probes: Mapping[Key, Any]
+) -> tuple[list[TurnScore], list[float]]:
+    """Per-turn probe scores (probability of the target emotion) and the ok turns' top probs,
+    from the run's current reply and probe records."""
+    scores, tops = [], []
+    for s in samples:
+        if s.dim != "emotion":
+            continue
+        for k in TURNS:
+            rep, rec = replies.get((s.id, k)), probes.get((s.id, k))
+            value, error = None, None
+            if rep is None or rep.status != "ok":
+                error = "respond: " + (rep.error.splitlines()[0][:300] if rep else "no record")
+            elif rec is None:
+                error = "probe: not run for this reply"
+            elif rec.status != "ok":
+                error = "probe: " + rec.error.splitlines()[0][:300]
+            else:
+                value = float(rec.probs.get(s.emotion, 0.0))
+                tops.append(rec.top_prob)
+            scores.append(TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, (), s.emotion))  # fmt: skip
+    return scores, tops
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
+    """Cohen's kappa of two equal-length label lists; ``None`` when chance agreement is 1."""
+    if len(a) != len(b) or not a:
+        raise ValueError("cohen_kappa needs two non-empty label lists of equal length")
+    n = len(a)
+    labels = sorted(set(a) | set(b))
+    po = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    pe = sum((a.count(c) / n) * (b.count(c) / n) for c in labels)
+    return None if pe >= 1.0 else (po - pe) / (1.0 - pe)
+
+
+def agreement_with_humans(
+    scores: Sequence[TurnScore], majority: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Percent agreement and Cohen's kappa of an automatic score with the human majority."""
+    human = {(r["sample_id"], r["pair"]): r.get("majority") for r in majority}
+    auto = {}
+    for s in collect_samples(scores):
+        for a, b in ((1, 2), (2, 3)):
+            ta, tb = s.turns.get(a), s.turns.get(b)
+            if ta and tb and ta.value is not None and tb.value is not None:
+                auto[(s.sample_id, f"{a}-{b}")] = "later" if tb.value > ta.value else "earlier"
+    keys = sorted(k for k in auto if human.get(k) in ("later", "earlier"))
+    ties = sum(1 for k in auto if human.get(k) == "tie")
+    if not keys:
+        return {"n_pairs": 0, "n_human_ties": ties, "percent": None, "kappa": None}
+    h, m = [human[k] for k in keys], [auto[k] for k in keys]
+    kappa = cohen_kappa(h, m)
+    return {
+        "n_pairs": len(keys),
+        "n_human_ties": ties,
+        "percent": round(100.0 * sum(x == y for x, y in zip(h, m, strict=True)) / len(keys), 2),
+        "kappa": None if kappa is None else round(kappa, 4),
+    }
+
+
+def read_majority(run_dir: Path | str) -> list[dict[str, Any]] | None:
+    """The per-(sample, pair) human majorities of an imported listening test, if any."""
+    path = Path(run_dir) / SUMMARY_NAME
+    if not path.is_file():
+        return None
+    rows = json.loads(path.read_text(encoding="utf-8")).get("majority")
+    return rows if isinstance(rows, list) else None
+
+
+def emotion_report_block(
+    run_dir: Path,
+    samples: Sequence[Sample],
+    cfg: Any,
+    turn_scores: Sequence[TurnScore],
+    exclude: Collection[str] = (),
+    measured: Any = None,
+) -> dict[str, Any]:
+    """``{"emotion_scores": ...}`` for the report, or ``{}`` when no emotion sample was run.
+
+    ``exclude`` holds sample ids the relevance gate filtered out; probe cells leave them out
+    as the main cells do.
+    """
+    from stylebench.metrics.emotion_probe import saturation
+
+    emo = [s for s in samples if s.dim == "emotion"]
+    if not emo:
+        return {}
+    prosodic = [t for t in turn_scores if t.dim == "emotion"]
+    ec = cfg.emotion
+    majority = read_majority(run_dir)
+    block: dict[str, Any] = {
+        "sources": {
+            "cells": "prosodic",
+            "probe": "probe" if ec.emotion_probe != "none" else "not run (--emotion-probe none)",
+            "human": "human (see the human block)" if majority is not None else "none imported",
+        },
+        "prosodic": {"label": PROSODIC_LABEL, "unit": "JND units", "threshold": cfg.score.prosody_delta},
+        "probe": None,
+    }
+    if majority is not None:
+        block["prosodic"]["agreement_with_human"] = agreement_with_humans(prosodic, majority)
+    if ec.emotion_probe != "none":
+        scores, tops = probe_turn_scores(emo, measured.replies, measured.probes)
+        cells = score_cells(scores, thresholds=Thresholds(emotion_delta=ec.probe_delta),
+                            n_boot=cfg.score.n_boot, seed=cfg.decode.seed, exclude=exclude)  # fmt: skip
+        sat = saturation(tops)
+        block["probe"] = {
+            "label": f"probe: {ec.emotion_probe} {ec.probe_model}, probability of the target "
+            "emotion per turn",
+            "unit": "probability",
+            "threshold": ec.probe_delta,
+            "cells": [cell_dict(c) for c in cells],
+            "saturation": {"threshold": sat.threshold, "n_turns": sat.n_turns,
+                           "n_saturated": sat.n_saturated,
+                           "share": None if sat.share is None else round(sat.share, 4)},
+        }  # fmt: skip
+        if majority is not None:
+            block["probe"]["agreement_with_human"] = agreement_with_humans(scores, majority)
+    return {"emotion_scores": block}
+
+
+def emotion_notes(cfg: Any) -> list[str]:
+    """Report notes that say what the calibration rows mean on emotion."""
+    if cfg.model == "reference":
+        return [
+            "reference on emotion is a prosodic approximation: it changes only rate (x1.1), "
+            "level (3 dB) and pitch (1.5 st) per turn, on the emotion's arousal side; it is not "
+            "emotional speech, so its prosodic VSP is near 100% by construction"
+        ]
+    if cfg.model == "neutral":
+        return ["neutral on emotion: its prosodic VSP is the index's false-positive rate"]
+    return []

@@ -1,0 +1,81 @@
+"""The dimension modules: which feature value scores each dimension, the speed-source policy,
+the change scales and thresholds."""
+
+from __future__ import annotations
+
+import pytest
+
+from stylebench.metrics.dims.base import DIMENSIONS, ScoreContext, dimension
+from stylebench.metrics.dims.speed import speed_key
+from stylebench.records import DIMS, FeatureRecord
+from stylebench.scoring.cells import Thresholds, perceptual_change
+
+
+def feat(flags=(), **values) -> FeatureRecord:
+    return FeatureRecord("s", 1, "ok", "fp", values=dict(values), flags=list(flags))
+
+
+def values_of(dim: str, f: FeatureRecord, **ctx) -> dict:
+    return dimension(dim).turn_values(None, {1: f}, ScoreContext(**ctx))[0]
+
+
+def test_value_keys():
+    f = feat(f0_mean_guarded=200.0, f0_mean=210.0, f0_median=190.0, rms_active=0.1)
+    assert values_of("pitch", f) == {1: 200.0}
+    assert values_of("pitch", f, pitch_stat="median") == {1: 190.0}
+    assert values_of("pitch", f, pitch_stat="mean") == {1: 210.0}
+    assert values_of("volume", f, pitch_stat="median") == {1: 0.1}
+    missing = values_of("pitch", feat(["no_f0: silent"], rms_active=0.1))[1]
+    assert missing == "f0_mean_guarded unavailable: no_f0: silent"
+
+
+def test_every_dim_has_one_module_with_its_scale_and_threshold():
+    assert set(DIMENSIONS) == set(DIMS)
+    th = Thresholds(pitch_st=1.5, volume_db=2.5, speed_pct=7.0, emotion_delta=0.3)
+    for name, threshold, unit in (("pitch", 1.5, "st"), ("volume", 2.5, "dB"), ("speed", 7.0, "%"), ("emotion", 0.3, "pt")):  # fmt: skip
+        d = dimension(name)
+        assert d.name == name and d.unit == unit and th.for_dim(name) == threshold
+    assert perceptual_change("pitch", 100.0, 200.0) == pytest.approx(12.0)
+    assert perceptual_change("volume", 0.1, 1.0) == pytest.approx(20.0)
+    assert perceptual_change("speed", 100.0, 125.0) == pytest.approx(25.0)
+    assert perceptual_change("emotion", 0.0, -0.5) == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="unknown dim"):
+        dimension("loudness")
+
+
+def test_auto_uses_asr_when_every_turn_is_clean():
+    feats = [feat(spm=200, text_spm=210) for _ in range(3)]
+    assert speed_key(feats) == ("spm", ())
+
+
+def test_auto_switches_whole_sample_to_text_when_one_turn_is_unreliable():
+    feats = [
+        feat(spm=200, text_spm=210),
+        feat(["asr_repetition"], spm=900, text_spm=230),
+        feat(spm=250, text_spm=260),
+    ]
+    assert speed_key(feats) == ("text_spm", ("speed_from_text",))
+    # an empty transcript has no ASR rate at all
+    feats = [feat(text_spm=210), feat(spm=220, text_spm=230), feat(spm=250, text_spm=260)]
+    assert speed_key(feats)[0] == "text_spm"
+
+
+def test_auto_keeps_asr_when_the_model_has_no_text_channel():
+    feats = [feat(["asr_empty"], nuclei_spm=200), feat(spm=220), feat(spm=250)]
+    assert speed_key(feats) == ("spm", ())
+
+
+def test_explicit_sources():
+    assert speed_key([], "asr") == ("spm", ())
+    assert speed_key([], "nuclei") == ("nuclei_spm", ("speed_from_nuclei",))
+    with pytest.raises(ValueError, match="speed source"):
+        speed_key([], "magic")
+
+
+def test_auto_switches_to_text_when_a_transcript_disagrees_with_the_text_channel():
+    clean = [feat(spm=200, text_spm=210, asr_text_er=0.1) for _ in range(3)]
+    assert speed_key(clean) == ("spm", ())
+    garbled = clean[:2] + [feat(spm=200, text_spm=210, asr_text_er=0.45)]
+    assert speed_key(garbled) == ("text_spm", ("speed_from_text", "asr_text_mismatch"))
+    assert speed_key(garbled, max_error=0.5) == ("spm", ())  # the limit is the caller's
+    assert speed_key(garbled, "asr") == ("spm", ())  # an explicit source is never overridden

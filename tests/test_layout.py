@@ -1,0 +1,30 @@
+"""The package layout: every folder with an __init__.py is installed, and no module is too long."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_every_package_folder_is_declared_in_pyproject():
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    found = set()
+    for name, folder in cfg["package-dir"].items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(REPO / folder)
+            found.add(".".join((name, *rel.parts)))
+    assert set(cfg["packages"]) == found
+
+
+def test_no_source_file_is_over_300_lines():
+    roots = ("stylebench", "model_wrappers", "metrics", "synth", "dialogues", "benchmarks", "tests")
+    long = {
+        str(p.relative_to(REPO)): n
+        for root in roots
+        for p in (REPO / root).rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300
+    }
+    assert long == {}

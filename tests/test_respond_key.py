@@ -1,0 +1,37 @@
+"""The respond key, on its own (fast, for the mutation run): what a turn's fingerprint covers."""
+
+from __future__ import annotations
+
+from stylebench.pipeline.keys import Identity, turn_fp
+from stylebench.records import DecodeConfig, Sample, UserTurn
+
+
+def sample(**kw) -> Sample:
+    turns = tuple(UserTurn(f"request {k}", f"u{k}.wav", 16000, f"h{k}") for k in (1, 2, 3))
+    return Sample(**{"id": "s1", "set_version": "v", "dim": "pitch", "direction": "intensify",
+                     "lang": "en", "voice": "en-f1", "content": "c", "turns": turns, **kw})  # fmt: skip
+
+
+def test_every_part_of_the_key_changes_it():
+    ident = Identity.of({"name": "m", "revision": "1"}, DecodeConfig())
+    base = turn_fp(ident, sample(), 2, ["sha1"])
+    changed = {
+        "model": turn_fp(Identity.of({"name": "m", "revision": "2"}, DecodeConfig()), sample(), 2, ["sha1"]),  # fmt: skip
+        "temperature": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(temperature=0.5)), sample(), 2, ["sha1"]),  # fmt: skip
+        "top_p": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(top_p=0.9)), sample(), 2, ["sha1"]),  # fmt: skip
+        "max_new_tokens": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(max_new_tokens=5)), sample(), 2, ["sha1"]),  # fmt: skip
+        "seed": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(seed=3)), sample(), 2, ["sha1"]),  # fmt: skip
+        "sample": turn_fp(ident, sample(content="other"), 2, ["sha1"]),
+        "turn": turn_fp(ident, sample(), 3, ["sha1"]),
+        "earlier reply": turn_fp(ident, sample(), 2, ["sha2"]),
+    }
+    assert all(v != base for v in changed.values()), changed
+    assert len(set(changed.values())) == len(changed)
+    assert turn_fp(ident, sample(), 2, ["sha1"]) == base  # deterministic
+
+
+def test_where_the_model_ran_is_not_part_of_its_identity():
+    here = Identity.of({"name": "m", "worker": {"python": "/env/bin/python"}}, DecodeConfig())
+    there = Identity.of({"name": "m", "worker": {"python": "/other/bin/python"}}, DecodeConfig())
+    assert here.fp == there.fp and here.model_fp == there.model_fp
+    assert Identity.of({"name": "m"}, DecodeConfig(seed=1)).fp != here.fp

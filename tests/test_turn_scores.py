@@ -1,0 +1,66 @@
+"""Per-reply scores from records: which value, which flags, and why a turn has none."""
+
+from __future__ import annotations
+
+import pytest
+
+from stylebench.metrics.dims.base import ScoreContext
+from stylebench.records import FeatureRecord, RespondRecord, Sample, UserTurn
+from stylebench.scoring.turns import collect_turn_scores
+
+
+def sample(sid: str, dim: str, emotion: str = "") -> Sample:
+    turns = tuple(UserTurn("r", "u.wav", 16000, "h") for _ in range(3))
+    return Sample(sid, "v", dim, "intensify", "en", "en-f1", "c", turns, emotion)
+
+
+def ok_reply(sid: str, k: int) -> RespondRecord:
+    return RespondRecord(sid, k, "ok", "f", text="t", audio="a.wav", sr=16000, sha256="h")
+
+
+def feat(sid: str, k: int, flags=(), **values) -> FeatureRecord:
+    return FeatureRecord(sid, k, "ok", "f", values=values, flags=list(flags))
+
+
+def test_values_flags_and_errors_per_turn():
+    s = sample("p", "pitch")
+    replies = {("p", 1): ok_reply("p", 1), ("p", 2): ok_reply("p", 2),
+               ("p", 3): RespondRecord("p", 3, "error", "f", error="CUDA out of memory\nTraceback")}  # fmt: skip
+    features = {
+        ("p", 1): feat("p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_guarded=200.0, f0_mean=190.0),  # fmt: skip
+        ("p", 2): FeatureRecord("p", 2, "error", "f", error="AudioError: silent"),
+    }
+    got = collect_turn_scores([s], replies, features, ScoreContext())
+    assert [(t.turn, t.value, t.error) for t in got] == [
+        (1, 200.0, None),
+        (2, None, "features: AudioError: silent"),
+        (3, None, "respond: CUDA out of memory"),
+    ]
+    assert got[0].flags == ("f0_octave_suspect",)  # only the flags that concern pitch
+    assert collect_turn_scores([s], {}, {}, ScoreContext())[0].error.startswith("respond: no record")
+    assert collect_turn_scores([s], replies, {}, ScoreContext())[0].error.startswith("features: not computed")  # fmt: skip
+    assert collect_turn_scores([s], replies, features, ScoreContext(pitch_stat="mean"))[0].value == 190.0  # fmt: skip
+
+
+def test_speed_source_flags_every_turn_of_the_sample():
+    s = sample("v", "speed")
+    replies = {("v", k): ok_reply("v", k) for k in (1, 2, 3)}
+    features = {("v", k): feat("v", k, spm=200.0 + k, text_spm=180.0 + k, asr_text_er=0.5 if k == 2 else 0.0) for k in (1, 2, 3)}  # fmt: skip
+    got = collect_turn_scores([s], replies, features, ScoreContext())
+    assert [t.value for t in got] == [181.0, 182.0, 183.0]
+    assert all(t.flags == ("speed_from_text", "asr_text_mismatch") for t in got)
+    asr = collect_turn_scores([s], replies, features, ScoreContext(speed_source="asr"))
+    assert [t.value for t in asr] == [201.0, 202.0, 203.0] and all(t.flags == () for t in asr)
+
+
+def test_emotion_is_the_prosodic_index_against_turn_1():
+    s = sample("e", "emotion", emotion="sad")
+    replies = {("e", k): ok_reply("e", k) for k in (1, 2, 3)}
+    base = {"f0_mean_guarded": 200.0, "f0_std_st": 2.0, "rms_active_dbfs": -20.0, "nuclei_spm": 240.0}
+    louder = {**base, "rms_active_dbfs": -16.0}  # +4 dB: index (0 + 0 + 4 + 0) / 4 = 1, sign - for sad
+    features = {("e", 1): feat("e", 1, **base), ("e", 2): feat("e", 2, **louder), ("e", 3): feat("e", 3, ["f0_extractors_disagree"], **base)}  # fmt: skip
+    got = collect_turn_scores([s], replies, features, ScoreContext())
+    assert [t.value for t in got] == pytest.approx([0.0, -1.0, 0.0])
+    assert got[2].flags == ("f0_extractors_disagree",) and got[0].group == "sad"
+    no_base = collect_turn_scores([s], replies, {("e", 2): features[("e", 2)]}, ScoreContext())
+    assert no_base[1].error == "prosodic: turn 1 (the baseline) has no features"
