@@ -37,10 +37,24 @@ def test_every_dim_has_one_module_with_its_scale_and_threshold():
         assert d.name == name and d.unit == unit and th.for_dim(name) == threshold
     assert perceptual_change("pitch", 100.0, 200.0) == pytest.approx(12.0)
     assert perceptual_change("volume", 0.1, 1.0) == pytest.approx(20.0)
+    assert perceptual_change("volume", 0.1, 0.2) == pytest.approx(6.0206, abs=1e-4)
+    assert perceptual_change("pitch", 200.0, 100.0) == pytest.approx(-12.0)
     assert perceptual_change("speed", 100.0, 125.0) == pytest.approx(25.0)
     assert perceptual_change("emotion", 0.0, -0.5) == pytest.approx(-0.5)
     with pytest.raises(ValueError, match="unknown dim"):
         dimension("loudness")
+
+
+def test_default_thresholds_are_the_just_noticeable_changes():
+    from stylebench.config import make_config
+    from stylebench.metrics.dims.base import jnd
+    from stylebench.metrics.prosody import ProsodyUnits
+
+    assert [jnd(d) for d in ("pitch", "volume", "speed", "emotion")] == [1.0, 1.0, 5.0, 1.0]
+    sc = make_config().score
+    assert (sc.pitch_st, sc.volume_db, sc.speed_pct, sc.prosody_delta) == (1.0, 1.0, 5.0, 1.0)
+    assert Thresholds() == Thresholds(pitch_st=1.0, volume_db=1.0, speed_pct=5.0, emotion_delta=0.0)
+    assert ProsodyUnits() == ProsodyUnits(pitch_st=1.0, spread_st=1.0, level_db=1.0, rate_pct=5.0)
 
 
 def test_auto_uses_asr_when_every_turn_is_clean():

@@ -35,3 +35,15 @@ def test_where_the_model_ran_is_not_part_of_its_identity():
     there = Identity.of({"name": "m", "worker": {"python": "/other/bin/python"}}, DecodeConfig())
     assert here.fp == there.fp and here.model_fp == there.model_fp
     assert Identity.of({"name": "m"}, DecodeConfig(seed=1)).fp != here.fp
+    # every other field is kept, whatever its name sorts like
+    assert Identity.of({"name": "m", "zeta": 1}, DecodeConfig()).fp != here.fp
+    assert Identity.of({"name": "m", "alpha": 1}, DecodeConfig()).fp != here.fp
+
+
+def test_fingerprints_are_stable_and_ignore_dict_order():
+    from stylebench.pipeline.keys import fingerprint
+
+    a = fingerprint({"b": 1, "a": [1, {"y": 2, "x": 3}]}, "s")
+    assert a == fingerprint({"a": [1, {"x": 3, "y": 2}], "b": 1}, "s")
+    assert len(a) == 20 and int(a, 16) >= 0
+    assert a == "eb1f81f60fe6f3c9dbdd"  # pinned: a change here re-asks every model of every run

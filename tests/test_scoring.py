@@ -178,3 +178,17 @@ def test_paired_and_friedman():
     assert (tie.statistic, tie.p_value) == (0.0, 1.0)
     with pytest.raises(ValueError, match=">= 3 models"):
         friedman_test({"a": base, "b": shifted})
+
+
+def test_bootstrap_is_the_percentile_interval_over_every_value():
+    vals = [0.0, 100.0, 100.0, 100.0]
+    lo, hi = bootstrap_ci(vals, n_boot=400, seed=1)
+    # the definition: percentiles 2.5 and 97.5 of the means of resamples drawn with replacement
+    rng = np.random.default_rng(1)
+    means = np.asarray(vals)[rng.integers(0, 4, size=(400, 4))].mean(axis=1)
+    assert (lo, hi) == tuple(np.percentile(means, [2.5, 97.5]))
+    assert lo < 75.0 < hi == 100.0  # the first value is drawn too (lo would be 100 without it)
+    assert bootstrap_ci(vals, n_boot=400, seed=1, ci=0.5) != (lo, hi)
+    for bad in (-0.5, 0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="ci must be"):
+            bootstrap_ci(vals, n_boot=10, seed=0, ci=bad)

@@ -27,6 +27,15 @@ def test_append_and_latest_wins(tmp_path):
     got = st.load("respond", want(("a", 1), ("a", 2)))
     assert got[("a", 1)].text == "second" and got[("a", 1)].status == "ok"
     assert len(got) == 2
+    text = st.stage_path("respond").read_text(encoding="utf-8")
+    assert text.count("\n") == 3 and "\n\n" not in text  # one line per record, nothing else
+
+
+def test_audio_paths_stay_inside_the_run_folder(tmp_path):
+    st = RunStore(tmp_path)
+    assert st.audio_path("a/../b c", 2) == tmp_path / "audio" / "a_.._b_c_t2.wav"
+    assert st.audio_path("s", 1, "-x") == tmp_path / "audio" / "s_t1-x.wav"
+
 
 
 def test_ok_is_not_superseded_by_later_error_of_same_fp(tmp_path):
@@ -116,3 +125,5 @@ def test_a_second_process_is_refused_naming_the_holder(tmp_path):
         holder.join(30)
     with RunStore(tmp_path).lock("stylebench run"):  # released when the holder exits
         pass
+    with RunStore(tmp_path / "new" / "run").lock("stylebench run"):  # makes the folder
+        assert (tmp_path / "new" / "run" / ".lock").is_file()
