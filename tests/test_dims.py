@@ -82,8 +82,9 @@ def test_auto_keeps_asr_when_the_model_has_no_text_channel():
 def test_explicit_sources():
     assert speed_key([], "asr") == ("spm", ())
     assert speed_key([], "nuclei") == ("nuclei_spm", ("speed_from_nuclei",))
-    with pytest.raises(ValueError, match="speed source"):
-        speed_key([], "magic")
+    for bad in ("magic", "aardvark", "ASR"):
+        with pytest.raises(ValueError, match="speed source"):
+            speed_key([], bad)
 
 
 def test_auto_switches_to_text_when_a_transcript_disagrees_with_the_text_channel():
@@ -93,3 +94,10 @@ def test_auto_switches_to_text_when_a_transcript_disagrees_with_the_text_channel
     assert speed_key(garbled) == ("text_spm", ("speed_from_text", "asr_text_mismatch"))
     assert speed_key(garbled, max_error=0.5) == ("spm", ())  # the limit is the caller's
     assert speed_key(garbled, "asr") == ("spm", ())  # an explicit source is never overridden
+
+
+def test_score_context_defaults_are_the_config_defaults():
+    from stylebench.config import make_config
+
+    m = make_config().measure
+    assert ScoreContext() == ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)

@@ -188,7 +188,34 @@ def test_bootstrap_is_the_percentile_interval_over_every_value():
     means = np.asarray(vals)[rng.integers(0, 4, size=(400, 4))].mean(axis=1)
     assert (lo, hi) == tuple(np.percentile(means, [2.5, 97.5]))
     assert lo < 75.0 < hi == 100.0  # the first value is drawn too (lo would be 100 without it)
+    spread = [1.0, 4.0, 9.0, 16.0, 25.0, 36.0, 49.0, 64.0, 81.0, 100.0]
+    rng = np.random.default_rng(5)
+    means = np.asarray(spread)[rng.integers(0, 10, size=(300, 10))].mean(axis=1)
+    assert bootstrap_ci(spread, n_boot=300, seed=5, ci=0.9) == tuple(np.percentile(means, [5.0, 95.0]))
     assert bootstrap_ci(vals, n_boot=400, seed=1, ci=0.5) != (lo, hi)
     for bad in (-0.5, 0.0, 1.0, 1.5):
         with pytest.raises(ValueError, match="ci must be"):
             bootstrap_ci(vals, n_boot=10, seed=0, ci=bad)
+
+
+def test_acoustic_scores_must_be_positive_and_cell_keys_consistent():
+    for a, b in ((100.0, 0.0), (0.0, 100.0), (-1.0, 100.0), (100.0, -5.0)):
+        with pytest.raises(ValueError, match="> 0"):
+            perceptual_change("pitch", a, b)
+    with pytest.raises(ValueError, match="finite"):
+        TurnScore("s", "pitch", "intensify", "en", 1, -3.0)
+    assert TurnScore("s", "emotion", "intensify", "en", 1, -3.0).value == -3.0
+    for first, second in (("en", "zh"), ("zh", "en")):  # whichever turn comes first
+        scores = [TurnScore("s", "pitch", "intensify", first, 1, 100.0),
+                  TurnScore("s", "pitch", "intensify", second, 2, 110.0)]  # fmt: skip
+        with pytest.raises(ValueError, match="one sample must keep one cell key"):
+            score_cells(scores, n_boot=10)
+
+
+def test_excluded_and_failed_samples_do_not_stop_the_count():
+    scores = []
+    for i, vals in enumerate(([100, 120, 140], [100, None, 140], [100, 120, 140], [100, 120, 140])):
+        scores += [TurnScore(f"s{i}", "pitch", "intensify", "en", k, v, None if v else "failed") for k, v in zip((1, 2, 3), vals, strict=True)]  # fmt: skip
+    cells = {c.pair: c for c in score_cells(scores, n_boot=10, exclude={"s0"})}
+    assert (cells["1-2"].n, cells["1-2"].n_ok, cells["1-2"].n_valid) == (3, 2, 2)
+    assert cells["1-2"].errors == {"failed": 1}

@@ -64,3 +64,10 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
     assert got[2].flags == ("f0_extractors_disagree",) and got[0].group == "sad"
     no_base = collect_turn_scores([s], replies, {("e", 2): features[("e", 2)]}, ScoreContext())
     assert no_base[1].error == "prosodic: turn 1 (the baseline) has no features"
+
+
+def test_an_upstream_error_is_cut_to_its_first_line_of_300_characters():
+    s = sample("x", "volume")
+    long = "E" * 400 + "\nsecond line"
+    got = collect_turn_scores([s], {("x", 1): RespondRecord("x", 1, "error", "f", error=long)}, {}, ScoreContext())  # fmt: skip
+    assert got[0].error == "respond: " + "E" * 300
