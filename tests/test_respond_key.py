@@ -47,3 +47,4 @@ def test_fingerprints_are_stable_and_ignore_dict_order():
     assert a == fingerprint({"a": [1, {"x": 3, "y": 2}], "b": 1}, "s")
     assert len(a) == 20 and int(a, 16) >= 0
     assert a == "eb1f81f60fe6f3c9dbdd"  # pinned: a change here re-asks every model of every run
+    assert fingerprint("语速慢一点", {"é": 1}) == "384241ddd15c63e86f0b"  # Mandarin keys too

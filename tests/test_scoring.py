@@ -219,3 +219,11 @@ def test_excluded_and_failed_samples_do_not_stop_the_count():
     cells = {c.pair: c for c in score_cells(scores, n_boot=10, exclude={"s0"})}
     assert (cells["1-2"].n, cells["1-2"].n_ok, cells["1-2"].n_valid) == (3, 2, 2)
     assert cells["1-2"].errors == {"failed": 1}
+
+
+def test_bootstrap_accepts_one_resample_and_refuses_other_shapes():
+    assert bootstrap_ci([1.0, 3.0], n_boot=1, seed=0) is not None
+    with pytest.raises(ValueError, match="one-dimensional"):
+        bootstrap_ci(np.ones((2, 2)), n_boot=10, seed=0)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        bootstrap_ci(np.float64(5.0), n_boot=10, seed=0)

@@ -127,3 +127,29 @@ def test_a_second_process_is_refused_naming_the_holder(tmp_path):
         pass
     with RunStore(tmp_path / "new" / "run").lock("stylebench run"):  # makes the folder
         assert (tmp_path / "new" / "run" / ".lock").is_file()
+
+
+def test_reading_skips_what_is_not_a_record_and_goes_on(tmp_path):
+    st = RunStore(tmp_path)
+    st.append("respond", rec("a", 1, "ok", text="keep"))
+    st.append("respond", rec("a", 1, "error"))  # ignored: ok of the same fingerprint stays
+    with open(st.stage_path("respond"), "a", encoding="utf-8") as fh:
+        fh.write('\n[1, 2]\n7\n{"sample_id": "a"}\n{"sample_id": "a", "turn": "x", "status": "ok", "fp": "f"}\n\n')  # fmt: skip
+    st.append("respond", rec("b", 2, "ok", text="after the junk"))
+    got = st.load("respond", want(("a", 0), ("a", 1), ("a", 2), ("b", 2)))
+    assert set(got) == {("a", 1), ("b", 2)}  # a malformed turn matches no key, not even turn 0
+    assert got[("a", 1)].text == "keep" and got[("b", 2)].text == "after the junk"
+
+
+def test_records_and_folders_are_frozen_and_created(tmp_path):
+    import dataclasses
+
+    from stylebench.scoring.cells import Thresholds, TurnScore
+
+    for obj, name in ((rec("a", 1), "text"), (Thresholds(), "pitch_st"),
+                      (TurnScore("s", "pitch", "intensify", "en", 1, 100.0), "value")):  # fmt: skip
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, name, None)
+    st = RunStore(tmp_path / "out" / "deep" / "run")
+    st.write_manifest({"a": "é"})
+    assert st.read_manifest() == {"a": "é"}
