@@ -188,9 +188,9 @@ def test_bootstrap_is_the_percentile_interval_over_every_value():
     means = np.asarray(vals)[rng.integers(0, 4, size=(400, 4))].mean(axis=1)
     assert (lo, hi) == tuple(np.percentile(means, [2.5, 97.5]))
     assert lo < 75.0 < hi == 100.0  # the first value is drawn too (lo would be 100 without it)
-    spread = [1.0, 4.0, 9.0, 16.0, 25.0, 36.0, 49.0, 64.0, 81.0, 100.0]
+    spread = list(np.random.default_rng(9).normal(size=25))  # continuous: no ties among means
     rng = np.random.default_rng(5)
-    means = np.asarray(spread)[rng.integers(0, 10, size=(300, 10))].mean(axis=1)
+    means = np.asarray(spread)[rng.integers(0, 25, size=(300, 25))].mean(axis=1)
     assert bootstrap_ci(spread, n_boot=300, seed=5, ci=0.9) == tuple(np.percentile(means, [5.0, 95.0]))
     assert bootstrap_ci(vals, n_boot=400, seed=1, ci=0.5) != (lo, hi)
     for bad in (-0.5, 0.0, 1.0, 1.5):
