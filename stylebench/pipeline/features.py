@@ -26,6 +26,7 @@ class FeaturesStage:
 
     name: ClassVar[str] = "features"
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
+    unit: ClassVar[str] = "sample"
 
     def __init__(
         self,

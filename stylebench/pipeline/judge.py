@@ -92,6 +92,7 @@ class JudgeStage:
 
     name: ClassVar[str] = "judge"
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
+    unit: ClassVar[str] = "batch"
 
     def __init__(self, requests: Mapping[Key, tuple[str, Any]], judge: Any, desc: dict[str, Any],
                  *, cache: Any = None, strict: bool = False, chunk: int = 64) -> None:  # fmt: skip

@@ -31,6 +31,7 @@ class ProbeStage:
 
     name: ClassVar[str] = "probe"
     errors: ClassVar[tuple[type[BaseException], ...]] = (ValueError, RuntimeError, OSError)
+    unit: ClassVar[str] = "reply"
 
     def __init__(
         self,

@@ -70,6 +70,7 @@ class RespondStage:
 
     name: ClassVar[str] = "respond"
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
+    unit: ClassVar[str] = "sample"
 
     def __init__(
         self,

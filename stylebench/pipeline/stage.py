@@ -49,6 +49,8 @@ class Stage(Protocol):
     name: ClassVar[str]
     #: exceptions of :meth:`compute` that become error records of the unit's pending keys
     errors: ClassVar[tuple[type[BaseException], ...]]
+    #: what one unit is, for the progress bar ("sample", "reply", "batch")
+    unit: ClassVar[str]
 
     def plan(self) -> list[Unit]:
         """The units of work, with the fingerprint every current record must carry."""
@@ -83,7 +85,7 @@ def run_stage(
     keys: dict[Key, str] = {k: fp for u in units for k, fp in u.fps.items()}
     done = store.load(stage.name, keys)
     counts = {"ok": 0, "error": 0, "skipped": 0}
-    bar = tqdm(total=len(units), desc=stage.name, unit="unit", disable=not progress or not compute)
+    bar = tqdm(total=len(units), desc=stage.name, unit=stage.unit, disable=not progress or not compute)
     for unit in units:
         bar.update(1)
         before = sum(is_ok(done.get(k)) for k in unit.fps)

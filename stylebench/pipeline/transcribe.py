@@ -43,6 +43,7 @@ class TranscribeStage:
 
     name: ClassVar[str] = "transcribe"
     errors: ClassVar[tuple[type[BaseException], ...]] = (AudioError, ValueError, RuntimeError)
+    unit: ClassVar[str] = "reply"
 
     def __init__(
         self,
