@@ -16,8 +16,8 @@ COMMANDS = {
     "report": "stylebench.cli.report",
     "models": "stylebench.cli.models",
     "build-dialogues": "stylebench.cli.build_dialogues",
-    "export-ratings": "stylebench.ratings.export_cli",
-    "import-ratings": "stylebench.ratings.import_cli",
+    "export-ratings": "stylebench.cli.export_ratings",
+    "import-ratings": "stylebench.cli.import_ratings",
 }
 
 
