@@ -9,30 +9,47 @@ the transcript is not a safe basis for counting syllables or judging content, an
 so (``asr_text_er`` feature, ``speed_from_text`` / ``judged_from_text`` in the report).
 
 Tokens: English words as the syllable counter splits them (lowercased, punctuation stripped,
-digits spelled out); Mandarin Han characters, each Arabic digit counted as one token.
+digits spelled out); Mandarin Han characters, each Arabic digit counted as one token, after both
+texts are converted to simplified characters (OpenCC ``t2s``): Whisper often writes Mandarin in
+traditional characters, and 騰 for 腾 is the same word, not an error.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from typing import Any
 
 from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr_text_er",
-    version="1",
+    version="2",  # 2: Mandarin compared in simplified characters
     needs=("transcript", "reply_text"),
     outputs=("asr_text_er",),
     description=(
         "Levenshtein distance between the ASR transcript's tokens and the text channel's tokens, "
-        "divided by the text channel's token count (WER for en, CER over Han characters for zh)."
+        "divided by the text channel's token count (WER for en, CER over Han characters for zh, "
+        "both texts converted to simplified characters first)."
     ),
 )
 
 _HAN_OR_DIGIT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff0-9]")
 #: default largest error rate at which a transcript still counts as a faithful reading
 DEFAULT_MAX_ERROR = 0.3
+
+
+@functools.cache
+def _t2s() -> Any:
+    import opencc
+
+    return opencc.OpenCC("t2s")
+
+
+def to_simplified(text: str) -> str:
+    """Mandarin text in simplified characters (OpenCC's traditional-to-simplified conversion)."""
+    return _t2s().convert(text)
 
 
 def tokens(text: str, lang: str) -> list[str]:
@@ -46,7 +63,7 @@ def tokens(text: str, lang: str) -> list[str]:
 
         return english_words(text)
     if lang == "zh":
-        return _HAN_OR_DIGIT.findall(text)
+        return _HAN_OR_DIGIT.findall(to_simplified(text))
     raise ValueError(f"transcript fidelity supports en and zh, not {lang!r}")
 
 

@@ -57,3 +57,10 @@ def test_nothing_to_compare_is_nan_and_counts_as_faithful():
     assert is_faithful(0.45, max_error=0.5)
     with pytest.raises(ValueError, match="en and zh"):
         tokens("bonjour", "fr")
+
+
+def test_mandarin_is_compared_in_simplified_characters():
+    # Whisper often writes traditional characters: the same words are no error
+    assert transcript_error_rate("水在一百摄氏度时沸腾。", "水在一百攝氏度時沸騰", "zh") == 0.0
+    assert transcript_error_rate("这是常见的现象", "這是常見的現象", "zh") == 0.0
+    assert transcript_error_rate("这是常见的现象", "這是罕見的現象", "zh") == pytest.approx(1 / 7)
