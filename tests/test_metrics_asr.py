@@ -161,3 +161,42 @@ def test_looping_decode_is_redone_with_ngram_ban() -> None:
     assert len(fake.calls) == 2 and fake.calls[1]["no_repeat_ngram_size"] == 3
     assert fake.calls[0]["language"] == "zh" and fake.calls[0]["word_timestamps"] is True
     assert fake.calls[0]["condition_on_previous_text"] is False
+    # deterministic ladder: never a sampled temperature; the re-decode is beam search
+    assert all(c["temperature"] == [0.0] for c in fake.calls)
+    assert fake.calls[0]["beam_size"] == 1 and fake.calls[1]["beam_size"] == 5
+
+
+class _UnsureWhisper(_LoopingWhisper):
+    """No loop, but a low-confidence first pass: the re-decode runs; an empty retry is refused."""
+
+    def transcribe(self, audio: np.ndarray, **options: object) -> tuple[list[object], None]:
+        self.calls.append(options)
+        text = "" if "no_repeat_ngram_size" in options else "今天天气很好"
+        word = SimpleNamespace(word=text or "x", start=0.0, end=1.0)
+        return [SimpleNamespace(text=text, avg_logprob=-1.5, words=[word])], None
+
+
+def test_low_confidence_redecodes_but_keeps_first_when_retry_is_empty() -> None:
+    asr = FasterWhisperASR("base")
+    asr._model = fake = _UnsureWhisper()
+    result = asr.transcribe(np.zeros(8000), 8000, "zh")
+    assert len(fake.calls) == 2
+    assert result.text == "今天天气很好" and "asr_redecoded" not in result.flags
+
+
+@needs_base
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_same_audio_gives_the_same_transcript(base_cache: tuple[Path, Path, dict[str, int]]) -> None:
+    """A noisy, fast espeak Mandarin clip made Whisper's sampled temperature fallback give 2-3
+    different transcripts in 3 calls; the deterministic ladder gives one."""
+    from stylebench.synth.base import Style
+    from stylebench.synth.espeak import VOICES, EspeakSynth
+
+    audio = EspeakSynth().synthesize(
+        "我们明天早上八点在学校门口见面，然后一起去图书馆看书。", VOICES["zh-f1"], Style(rate=1.25)
+    )
+    noisy = audio.wave + 0.01 * np.random.default_rng(0).standard_normal(audio.wave.size)
+    asr = FasterWhisperASR(str(base_cache[1]), cpu_threads=2)
+    runs = [asr.transcribe(noisy.astype(np.float32), audio.sr, "zh") for _ in range(3)]
+    assert len({(t.text, t.words, t.flags) for t in runs}) == 1
+    assert "asr_redecoded" in runs[0].flags or "asr_low_confidence" in runs[0].flags  # ladder hit

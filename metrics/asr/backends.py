@@ -1,9 +1,16 @@
 """ASR backends behind one small interface: ``transcribe(wave, sr, lang) -> Transcript``.
 
-Whisper decoding can loop or hallucinate (Whisper base loops on synthetic Mandarin), so every
-transcript carries flags: ``asr_repetition`` (a loop), ``asr_empty``, ``asr_low_confidence``
-(a segment's average log-probability below -1.0) and ``asr_redecoded`` (the first decode looped
-and a re-decode with ``no_repeat_ngram_size`` replaced it). Flags go into the records.
+Decoding is deterministic: the same audio and settings give the same transcript, every time.
+Whisper's usual temperature fallback re-samples a failed segment at rising temperatures, and that
+sampling is not reproducible (measured: 2-3 different transcripts of one noisy clip in 3 calls,
+with or without ``ctranslate2.set_random_seed``), so it is not used. Instead a first greedy pass
+at temperature 0 is followed, when it loops or is unsure, by one deterministic re-decode: beam
+search (5 beams) with an n-gram ban, still at temperature 0.
+
+Whisper can loop or hallucinate (Whisper base loops on synthetic Mandarin), so every transcript
+carries flags: ``asr_repetition`` (a loop), ``asr_empty``, ``asr_low_confidence`` (a segment's
+average log-probability below -1.0) and ``asr_redecoded`` (the re-decode replaced the first
+pass). Flags go into the records.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from stylebench.metrics.asr.offline import OFFLINE_MODELS, missing_extra, resolv
 from stylebench.metrics.asr.transcript import (
     COMPRESSION_RATIO_LIMIT,
     LOW_LOGPROB,
+    RETRY_BEAM_SIZE,
+    RETRY_NO_REPEAT_NGRAM,
     TEMPERATURES,
     Transcript,
     check_lang,
@@ -29,18 +38,18 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr",
-    version="1",
+    version="2",
     outputs=("text", "lang", "words", "flags", "backend", "model"),
     needs=("audio",),
     description=(
-        "Whisper transcript with word timestamps, language fixed (en/zh), greedy decoding with "
-        "temperature fallback, not conditioned on previous text; offline default Whisper base "
+        "Whisper transcript with word timestamps, language fixed (en/zh), deterministic: greedy "
+        "at temperature 0, and for a looping or low-confidence first pass one re-decode by beam "
+        "search (5) with a 3-gram ban at temperature 0 (no sampled fallback); not conditioned on "
+        "previous text; offline default Whisper base "
         "(faster-whisper int8 on CPU), paper setting Whisper-large-v3. Flags loops, empty output "
         "and low confidence."
     ),
 )
-
-RETRY_NO_REPEAT_NGRAM = 3
 
 
 class FasterWhisperASR:
@@ -52,7 +61,7 @@ class FasterWhisperASR:
         device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
         compute_type: CTranslate2 compute type, e.g. ``"int8"`` on CPU, ``"float16"`` on GPU.
         cpu_threads: CPU threads (0 lets CTranslate2 choose).
-        beam_size: 1 = greedy decoding (with temperature fallback).
+        beam_size: beams of the first pass (1 = greedy); always at temperature 0.
         cache_dir: cache root for joining ``"base"`` (default ``$STYLEBENCH_CACHE``).
     """
 
@@ -98,12 +107,12 @@ class FasterWhisperASR:
             )
         return self._model
 
-    def _decode(self, audio: np.ndarray, lang: str, *, no_repeat: bool) -> list[Any]:
+    def _decode(self, audio: np.ndarray, lang: str, *, retry: bool) -> list[Any]:
         model = self._load()
         options: dict[str, Any] = {
             "language": lang,
             "task": "transcribe",
-            "beam_size": self.beam_size,
+            "beam_size": max(self.beam_size, RETRY_BEAM_SIZE) if retry else self.beam_size,
             "temperature": list(TEMPERATURES),
             "compression_ratio_threshold": COMPRESSION_RATIO_LIMIT,
             "log_prob_threshold": LOW_LOGPROB,
@@ -113,7 +122,7 @@ class FasterWhisperASR:
             "vad_filter": False,  # timestamps stay in file time; our VAD runs separately
             "hallucination_silence_threshold": 2.0,
         }
-        if no_repeat:
+        if retry:
             options["no_repeat_ngram_size"] = RETRY_NO_REPEAT_NGRAM
         params = inspect.signature(model.transcribe).parameters.values()
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
@@ -134,7 +143,10 @@ class FasterWhisperASR:
         )
 
     def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript:
-        """Transcribe one reply; a looping first decode is redone with an n-gram ban.
+        """Transcribe one reply; a looping or low-confidence first pass is re-decoded once.
+
+        The re-decode (beam search with an n-gram ban) replaces the first pass when it neither
+        loops nor comes back empty; both passes are deterministic.
 
         Raises:
             ValueError: bad audio, an unsupported language, or zh with an English-only model.
@@ -144,12 +156,21 @@ class FasterWhisperASR:
         if self.english_only and lang != "en":
             raise ValueError(f"model {self.model!r} is English-only; use 'base' for lang {lang!r}")
         audio = to_16k(wave, sr)
-        first = self._build(self._decode(audio, lang, no_repeat=False), lang, ())
-        if "asr_repetition" not in first.flags:
-            return first
-        retry = self._build(self._decode(audio, lang, no_repeat=True), lang, ("asr_redecoded",))
-        looped = {"asr_repetition", "asr_empty"}
-        return first if looped & set(retry.flags) else retry
+        return redecode_if_needed(
+            lambda retry: self._build(
+                self._decode(audio, lang, retry=retry), lang, ("asr_redecoded",) if retry else ()
+            )
+        )
+
+
+def redecode_if_needed(decode: Any) -> Transcript:
+    """The decoding ladder both backends share: ``decode(False)``, then, when that pass loops or
+    is unsure, ``decode(True)``, kept unless it loops or is empty too."""
+    first = decode(False)
+    if not {"asr_repetition", "asr_low_confidence"} & set(first.flags):
+        return first
+    retry = decode(True)
+    return first if {"asr_repetition", "asr_empty"} & set(retry.flags) else retry
 
 
 class OpenAIWhisperASR:
@@ -184,11 +205,16 @@ class OpenAIWhisperASR:
             except ImportError as exc:
                 raise missing_extra("openai-whisper", "openai-whisper") from exc
             self._model = whisper.load_model(self.model, device=self.device)
+        return redecode_if_needed(lambda retry: self._decode(audio, lang, retry=retry))
+
+    def _decode(self, audio: np.ndarray, lang: str, *, retry: bool) -> Transcript:
+        # openai-whisper has no n-gram ban: its re-decode is beam search alone
         result = self._model.transcribe(
             audio,
             language=lang,
             task="transcribe",
             temperature=TEMPERATURES,
+            beam_size=RETRY_BEAM_SIZE if retry else None,
             compression_ratio_threshold=COMPRESSION_RATIO_LIMIT,
             logprob_threshold=LOW_LOGPROB,
             no_speech_threshold=0.6,
@@ -204,4 +230,5 @@ class OpenAIWhisperASR:
             lang=lang,
             backend=self.backend,
             model=self.model,
+            extra_flags=("asr_redecoded",) if retry else (),
         )

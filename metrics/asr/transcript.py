@@ -14,7 +14,13 @@ from stylebench.metrics._common import as_wave, resample
 
 SAMPLE_RATE = 16000
 LANGS = ("en", "zh")
-TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+#: decoding is greedy at temperature 0 only: Whisper's temperature fallback samples, and its
+#: sampling is not reproducible (CTranslate2 draws in its worker threads; a seed does not fix it)
+TEMPERATURES = (0.0,)
+#: the deterministic re-decode of a looping or low-confidence first pass: beam search with an
+#: n-gram ban, still at temperature 0
+RETRY_BEAM_SIZE = 5
+RETRY_NO_REPEAT_NGRAM = 3
 COMPRESSION_RATIO_LIMIT = 2.4  # Whisper's own threshold for a looping segment
 LOW_LOGPROB = -1.0
 LOOP_REPEATS = 3

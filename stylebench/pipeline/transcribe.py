@@ -30,7 +30,11 @@ def make_asr(backend: str, model: str) -> Any:
 
 
 def asr_fp(backend: str, model: str) -> str:
-    return fingerprint("asr", backend, model, "v1")
+    """Who transcribed, and under which decoding definition (the ASR spec version): a new
+    decoding rule makes new transcripts instead of reusing the old ones."""
+    from stylebench.metrics.asr.backends import SPEC
+
+    return fingerprint("asr", backend, model, f"v{SPEC.version}")
 
 
 def transcript_fp(asr: tuple[str, str], reply_sha: str) -> str:
