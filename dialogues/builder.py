@@ -54,7 +54,7 @@ class BuildSpec:
     per_cell: int = 6
     voices_per_lang: int = 4
     seed: int = 0
-    synth: str = "espeak-ng"
+    synth: str = "offline"
     emotions: tuple[str, ...] = EMOTIONS
 
 
@@ -261,6 +261,7 @@ def build_set(
         manifest = "\n".join(lines) + "\n"
         (tmp / "manifest.jsonl").write_text(manifest, encoding="utf-8")
         card = _set_card(samples, spec, synth.name, set_version, manifest)
+        card["voice_notes"] = {v: voice_by_id[v].description for v in card["voices"]}
         (tmp / "set_card.json").write_text(
             json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8"
         )

@@ -12,10 +12,12 @@ def card_markdown(card: dict[str, Any]) -> str:
         f"| {c['lang']} | {c['n']} |"
         for c in card["cells"]
     )
+    notes = card.get("voice_notes") or {}
+    voices = "\n".join(f"- {v}: {notes[v]}" if notes.get(v) else f"- {v}" for v in card["voices"])
     return (
         f"# Dialogue set {card['set_version']}\n\n"
         f"{card['n_samples']} three-turn samples, synthesised with {card['synthesizer']}, "
-        f"builder v{card['builder_version']}.\n\nVoices: {', '.join(card['voices'])}\n\n"
+        f"builder v{card['builder_version']}.\n\nVoices:\n{voices}\n\n"
         f"Checksum (sha256 of manifest.jsonl): `{card['checksum']}`\n\n"
         f"| dim | direction | lang | n |\n|---|---|---|---|\n{rows}\n"
     )

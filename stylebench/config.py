@@ -66,8 +66,8 @@ class MeasureConfig:
     asr: str = option("faster-whisper", "ASR backend: faster-whisper, openai-whisper, none")
     asr_model: str = option("base", "ASR model: base (offline default), tiny.en, large-v3, or a path")  # fmt: skip
     vad: str = option("silero", "speech-span detector", choices=("silero", "energy"))
-    pitch_stat: str = option("guarded_mean", "F0 statistic that is the pitch score",
-                             choices=("guarded_mean", "mean", "median"))  # fmt: skip
+    pitch_stat: str = option("agreed_mean", "F0 statistic that is the pitch score",
+                             choices=("agreed_mean", "guarded_mean", "mean", "median"))  # fmt: skip
     speed_source: str = option("auto", "speed estimate: auto (ASR, or the text channel when the ASR is unreliable), asr, text, nuclei",
                                choices=("auto", "asr", "text", "nuclei"))  # fmt: skip
     transcript_max_error: float = option(0.3, "largest WER (en) / CER (zh) of a transcript against the model's text channel at which it is trusted for speed and judging", metavar="RATE")  # fmt: skip

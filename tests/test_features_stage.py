@@ -40,3 +40,59 @@ def test_a_subharmonic_stretch_is_guarded_out_of_the_pitch_score(tmp_path):
     assert "f0_octave_suspect" in t2.flags
     assert res.records[("s", 1)].values["f0_mean_guarded"] == pytest.approx(200, rel=0.03)
     assert "f0_octave_suspect" not in res.records[("s", 1)].flags
+
+
+def _run(tmp_path, waves, cfg):
+    store = RunStore(tmp_path)
+    (tmp_path / "audio").mkdir(exist_ok=True)
+    replies = {}
+    for k, w in waves.items():
+        sf.write(str(tmp_path / "audio" / f"t{k}.wav"), w.astype(np.float32), SR)
+        replies[("s", k)] = RespondRecord("s", k, "ok", "fp", text="", audio=f"audio/t{k}.wav", sr=SR, sha256=f"sha{k}")  # fmt: skip
+    turns = tuple(UserTurn("x", "x.wav", SR, "0") for _ in range(3))
+    sample = Sample("s", "v", "volume", "intensify", "en", "v1", "content", turns)
+    return run_stage(store, FeaturesStage(store, [sample], replies, {}, cfg)).records
+
+
+def test_a_silero_miss_in_one_turn_moves_the_whole_sample_to_the_energy_span(tmp_path, monkeypatch):
+    """Silero (stood in for) keeps only the first 0.1 s of turn 2: the cross-check sees speech-level
+    audio outside it, and all three turns take the energy span, so their levels stay comparable."""
+    from stylebench.metrics import vad
+
+    real = vad.speech_span
+    gap = np.zeros(int(0.3 * SR))
+    waves = {k: np.concatenate([gap, g * voiced(200, 1.5), gap]) for k, g in ((1, 0.5), (2, 1.0), (3, 1.5))}  # fmt: skip
+
+    def shaky(wave, sr, *, backend="silero", **kw):
+        if backend == "silero" and abs(np.max(np.abs(wave)) - np.max(np.abs(waves[2]))) < 1e-3:
+            return vad.SpeechSpan(((0.3, 0.4),), 0.3, 0.4, 0.1, "silero")
+        return real(wave, sr, backend=backend, **kw)
+
+    monkeypatch.setattr(vad, "speech_span", shaky)
+    recs = _run(tmp_path, waves, FeatureConfig())
+    assert "vad_silero_missed_speech" in recs[("s", 2)].flags
+    assert all("vad_energy_fallback" in recs[("s", k)].flags for k in (1, 2, 3))
+    spans = [recs[("s", k)].values["active_s"] for k in (1, 2, 3)]
+    assert all(s == pytest.approx(1.5, abs=0.1) for s in spans)  # energy spans, not 0.1 s
+    db = [recs[("s", k)].values["rms_active_dbfs"] for k in (1, 2, 3)]
+    assert db[1] - db[0] == pytest.approx(20 * np.log10(2), abs=0.05)
+
+
+def test_no_span_keeps_the_pitch_score(tmp_path, monkeypatch):
+    """Neither detector finds speech in turn 3: its volume and rate are unscored, its pitch is not."""
+    from stylebench.metrics import vad
+
+    real = vad.speech_span
+    waves = {k: voiced(200, 1.0) * (0.5 if k == 3 else 1.0) for k in (1, 2, 3)}
+
+    def deaf(wave, sr, *, backend="silero", **kw):
+        if np.max(np.abs(wave)) < 0.9 * np.max(np.abs(waves[1])):
+            raise ValueError("no speech detected (stand-in)")
+        return real(wave, sr, backend=backend, **kw)
+
+    monkeypatch.setattr(vad, "speech_span", deaf)
+    recs = _run(tmp_path, waves, FeatureConfig())
+    t3 = recs[("s", 3)]
+    assert t3.status == "ok" and "rms_active" not in t3.values
+    assert t3.values["f0_mean_agreed"] == pytest.approx(200, rel=0.03)
+    assert any(f.startswith("no_speech_span") for f in t3.flags)

@@ -200,3 +200,26 @@ def test_same_audio_gives_the_same_transcript(base_cache: tuple[Path, Path, dict
     runs = [asr.transcribe(noisy.astype(np.float32), audio.sr, "zh") for _ in range(3)]
     assert len({(t.text, t.words, t.flags) for t in runs}) == 1
     assert "asr_redecoded" in runs[0].flags or "asr_low_confidence" in runs[0].flags  # ladder hit
+
+
+def test_numerals_are_suppressed_in_english_only() -> None:
+    from stylebench.metrics.asr.backends import numeral_tokens
+
+    vocab = ["the", " 1", ",001", " one", "%", "<|endoftext|>", " 7"]
+    assert numeral_tokens(len(vocab), vocab.__getitem__) == [1, 2, 4]  # stops at the specials
+    asr = FasterWhisperASR("base")
+    asr._model = fake = _UnsureWhisper()
+    asr._suppress = [1, 2, 4]
+    asr.transcribe(np.zeros(8000), 8000, "en")
+    asr.transcribe(np.zeros(8000), 8000, "zh")
+    assert fake.calls[0]["suppress_tokens"] == [-1, 1, 2, 4]
+    assert "suppress_tokens" not in fake.calls[-1]
+
+
+@needs_base
+def test_spoken_digits_come_out_as_words(base_cache: tuple[Path, Path, dict[str, int]]) -> None:
+    """A real man reading digit strings (benchmarks/corpus/en_digits.flac, vosk-api): words, no
+    digits, so the syllable count is the spoken one."""
+    x, sr = sf.read(Path(__file__).parents[1] / "benchmarks" / "corpus" / "en_digits.flac")
+    text = FasterWhisperASR(str(base_cache[1]), cpu_threads=2).transcribe(x, sr, "en").text
+    assert not any(c.isdigit() for c in text) and "zero" in text.lower()

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from stylebench.metrics.pitch import (
-    F0Stats,
-    extractors_disagree,
+    agreed_frames,
     f0_stats,
     f0_track,
     praat_f0_track,
@@ -47,7 +46,7 @@ def test_praat_cross_check_agrees(f0: float) -> None:
     praat = f0_stats(praat_f0_track(x, sr), extractor="praat")
     assert abs(praat.mean_hz / f0 - 1) < 0.02
     assert abs(praat.mean_hz / world.mean_hz - 1) < 0.02
-    assert not extractors_disagree(world, praat)
+    assert agreed_frames(f0_track(x, sr), praat_f0_track(x, sr)).sum() >= 0.9 * world.voiced_frames
 
 
 def test_unvoiced_noise_raises() -> None:
@@ -89,14 +88,34 @@ def test_speaker_range_definition_and_errors() -> None:
         speaker_f0_range([track], octaves_below=0)
 
 
-def test_extractors_disagree_is_symmetric() -> None:
-    def stats(hz: float) -> F0Stats:
-        return F0Stats(hz, hz, 10, 0.5, "x")
+def test_praat_track_lies_on_the_pyworld_grid() -> None:
+    """Frame i of both tracks is the same instant: a voice that starts at 0.3 s and steps from
+    150 to 250 Hz at 0.9 s is voiced and stepped at the same frames in both."""
+    sr = 16000
+    x = with_gaps([np.concatenate([harmonic(150.0, sr, 0.6), harmonic(250.0, sr, 0.6)])], sr)
+    world, praat = f0_track(x, sr), praat_f0_track(x, sr)
+    assert world.size == praat.size
+    onset = [int(np.flatnonzero(t > 0)[0]) for t in (world, praat)]
+    step = [int(np.flatnonzero(t > 200)[0]) for t in (world, praat)]
+    assert abs(onset[0] - onset[1]) <= 4 and abs(step[0] - step[1]) <= 2
+    assert agreed_frames(world, praat).sum() >= 0.85 * (world > 0).sum()
 
-    assert extractors_disagree(stats(100), stats(115))
-    assert extractors_disagree(stats(115), stats(100))
-    assert not extractors_disagree(stats(100), stats(105))
-    assert extractors_disagree(stats(100), stats(105), tol=0.03)
+
+def test_agreement_drops_subharmonic_frames() -> None:
+    """Frames one tracker halves (a subharmonic) or the other misses leave the agreed mean at the
+    true F0, where the plain mean is pulled down."""
+    true = np.full(100, 200.0)
+    sub = true.copy()
+    sub[::2] = 100.0  # every other frame tracked an octave low
+    other = true.copy()
+    other[:10] = 0.0  # unvoiced for the second tracker
+    mask = agreed_frames(sub, other)
+    assert mask.sum() == 45 and np.all(sub[mask] == 200.0)
+    assert f0_stats(np.where(mask, sub, 0.0)).mean_hz == 200.0 and f0_stats(sub).mean_hz == 150.0
+    near = agreed_frames(true * 2 ** (0.9 / 12), true)  # 0.9 st apart: agree at 1 st, not 0.5
+    assert near.all() and not agreed_frames(true * 2 ** (0.9 / 12), true, tol_st=0.5).any()
+    with pytest.raises(ValueError, match="differ in length"):
+        agreed_frames(true, true[:50])
 
 
 def test_bad_input_raises() -> None:

@@ -27,7 +27,7 @@ def test_values_flags_and_errors_per_turn():
     replies = {("p", 1): ok_reply("p", 1), ("p", 2): ok_reply("p", 2),
                ("p", 3): RespondRecord("p", 3, "error", "f", error="CUDA out of memory\nTraceback")}  # fmt: skip
     features = {
-        ("p", 1): feat("p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_guarded=200.0, f0_mean=190.0),  # fmt: skip
+        ("p", 1): feat("p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_agreed=200.0, f0_mean=190.0),  # fmt: skip
         ("p", 2): FeatureRecord("p", 2, "error", "f", error="AudioError: silent"),
     }
     got = collect_turn_scores([s], replies, features, ScoreContext())
@@ -56,7 +56,7 @@ def test_speed_source_flags_every_turn_of_the_sample():
 def test_emotion_is_the_prosodic_index_against_turn_1():
     s = sample("e", "emotion", emotion="sad")
     replies = {("e", k): ok_reply("e", k) for k in (1, 2, 3)}
-    base = {"f0_mean_guarded": 200.0, "f0_std_st": 2.0, "rms_active_dbfs": -20.0, "nuclei_spm": 240.0}
+    base = {"f0_mean_agreed": 200.0, "f0_std_st": 2.0, "rms_active_dbfs": -20.0, "nuclei_spm": 240.0}
     louder = {**base, "rms_active_dbfs": -16.0}  # +4 dB: index (0 + 0 + 4 + 0) / 4 = 1, sign - for sad
     features = {("e", 1): feat("e", 1, **base), ("e", 2): feat("e", 2, **louder), ("e", 3): feat("e", 3, ["f0_extractors_disagree"], **base)}  # fmt: skip
     got = collect_turn_scores([s], replies, features, ScoreContext())

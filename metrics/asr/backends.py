@@ -38,14 +38,15 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr",
-    version="2",
+    version="3",
     outputs=("text", "lang", "words", "flags", "backend", "model"),
     needs=("audio",),
     description=(
         "Whisper transcript with word timestamps, language fixed (en/zh), deterministic: greedy "
         "at temperature 0, and for a looping or low-confidence first pass one re-decode by beam "
         "search (5) with a 3-gram ban at temperature 0 (no sampled fallback); not conditioned on "
-        "previous text; offline default Whisper base "
+        "previous text; English numerals suppressed (numbers come out as words, so syllables "
+        "are what was said, not '1,001' for 'one zero zero one'); offline default Whisper base "
         "(faster-whisper int8 on CPU), paper setting Whisper-large-v3. Flags loops, empty output "
         "and low confidence."
     ),
@@ -85,6 +86,7 @@ class FasterWhisperASR:
         self.cpu_threads, self.beam_size, self.cache_dir = cpu_threads, beam_size, cache_dir
         self.english_only = model.endswith(".en")
         self._model: Any = None
+        self._suppress: list[int] = []
 
     def _load(self) -> Any:
         if self._model is None:
@@ -105,6 +107,9 @@ class FasterWhisperASR:
                 compute_type=self.compute_type,
                 cpu_threads=self.cpu_threads,
             )
+            tok = getattr(self._model, "hf_tokenizer", None)
+            if tok is not None:
+                self._suppress = numeral_tokens(tok.get_vocab_size(), lambda i: tok.decode([i]))
         return self._model
 
     def _decode(self, audio: np.ndarray, lang: str, *, retry: bool) -> list[Any]:
@@ -124,6 +129,8 @@ class FasterWhisperASR:
         }
         if retry:
             options["no_repeat_ngram_size"] = RETRY_NO_REPEAT_NGRAM
+        if self._suppress and lang in SUPPRESS_NUMERALS:
+            options["suppress_tokens"] = [-1, *self._suppress]
         params = inspect.signature(model.transcribe).parameters.values()
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
             names = {p.name for p in params}  # older faster-whisper: drop options it lacks
@@ -163,6 +170,33 @@ class FasterWhisperASR:
         )
 
 
+NUMERAL_CHARS = frozenset("0123456789%$£€¥")
+#: languages whose numerals are suppressed. Measured on real recordings (benchmarks/real_speech.py):
+#: in English it removed 3 speed leaks on a digit-string clip that Whisper wrote as "1,001" in one
+#: copy and "1-0-0-0-1" in another; in Mandarin, Whisper base then dropped spoken words around
+#: numbers ("百分之五十" -> "五十") and 4 new leaks appeared, so Mandarin keeps Whisper's digits
+#: (each counted as one syllable, docs/metrics.md)
+SUPPRESS_NUMERALS = ("en",)
+
+
+def numeral_tokens(vocab_size: int, decode: Any) -> list[int]:
+    """Ids of text tokens that write a digit or a currency/percent sign, to suppress in decoding.
+
+    Whisper writes numbers as digits in several forms ("1,001", "1-0-0-0-1", "1001") for one
+    spoken phrase, and a syllable count of the digits depends on that choice; with these tokens
+    banned, numbers come out as words, whose syllables are the ones spoken. Special tokens (ids
+    from ``<|endoftext|>`` on) are not text and are never suppressed here.
+    """
+    out = []
+    for i in range(vocab_size):
+        piece = decode(i)
+        if piece.startswith("<|"):
+            break
+        if NUMERAL_CHARS & set(piece):
+            out.append(i)
+    return out
+
+
 def redecode_if_needed(decode: Any) -> Transcript:
     """The decoding ladder both backends share: ``decode(False)``, then, when that pass loops or
     is unsure, ``decode(True)``, kept unless it loops or is empty too."""
@@ -189,6 +223,7 @@ class OpenAIWhisperASR:
         self.model, self.device = model, device
         self.name = f"{self.backend}:{model}"
         self._model: Any = None
+        self._suppress: list[int] = []
 
     def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Transcript:
         """Transcribe one reply with the same decoding settings as :class:`FasterWhisperASR`.
@@ -205,6 +240,10 @@ class OpenAIWhisperASR:
             except ImportError as exc:
                 raise missing_extra("openai-whisper", "openai-whisper") from exc
             self._model = whisper.load_model(self.model, device=self.device)
+            from whisper.tokenizer import get_tokenizer
+
+            tok = get_tokenizer(self._model.is_multilingual)
+            self._suppress = numeral_tokens(tok.eot, lambda i: tok.decode([i]))
         return redecode_if_needed(lambda retry: self._decode(audio, lang, retry=retry))
 
     def _decode(self, audio: np.ndarray, lang: str, *, retry: bool) -> Transcript:
@@ -215,6 +254,7 @@ class OpenAIWhisperASR:
             task="transcribe",
             temperature=TEMPERATURES,
             beam_size=RETRY_BEAM_SIZE if retry else None,
+            suppress_tokens=[-1, *(self._suppress if lang in SUPPRESS_NUMERALS else ())],
             compression_ratio_threshold=COMPRESSION_RATIO_LIMIT,
             logprob_threshold=LOW_LOGPROB,
             no_speech_threshold=0.6,

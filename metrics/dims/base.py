@@ -23,7 +23,7 @@ TurnValues = dict[int, "float | str"]
 class ScoreContext:
     """The settings a dimension's per-reply score depends on (from the run config)."""
 
-    pitch_stat: str = "guarded_mean"
+    pitch_stat: str = "agreed_mean"
     speed_source: str = "auto"
     transcript_max_error: float = 0.3
 

@@ -15,7 +15,7 @@ from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, va
 
 #: transcript flags that make the ASR syllable count untrustworthy for a whole sample
 ASR_UNRELIABLE = frozenset(
-    {"asr_empty", "asr_repetition", "asr_redecoded", "asr_low_confidence", "rate_asr_nuclei_disagree"}
+    {"asr_empty", "asr_repetition", "asr_redecoded", "asr_low_confidence"}
 )
 SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 
@@ -54,7 +54,7 @@ class Speed(Dimension):
     threshold_field: ClassVar[str] = "speed_pct"
     default_threshold: ClassVar[float] = 5.0
     flags: ClassVar[tuple[str, ...]] = (
-        "asr_repetition", "asr_empty", "asr_redecoded", "asr_low_confidence", "rate_asr_nuclei_disagree",
+        "asr_repetition", "asr_empty", "asr_redecoded", "asr_low_confidence", "vad_energy_fallback",
     )  # fmt: skip
 
     def change(self, a: float, b: float) -> float:

@@ -15,6 +15,7 @@ class Volume(Dimension):
     words: ClassVar[dict[str, str]] = {"score": "RMS amplitude", "change": "dB", "svd": "% of RMS"}
     threshold_field: ClassVar[str] = "volume_db"
     default_threshold: ClassVar[float] = 1.0
+    flags: ClassVar[tuple[str, ...]] = ("vad_energy_fallback",)
 
     def change(self, a: float, b: float) -> float:
         return 20.0 * math.log10(b / a)

