@@ -36,19 +36,21 @@ def ensure_calibration(
     *,
     rows: Sequence[str] = CALIBRATION,
     progress: bool = False,
-) -> list[Path]:
-    """Run (or resume) every calibration row not in ``present``; their run folders.
+) -> list[tuple[Path, bool]]:
+    """Run (or resume) every calibration row not in ``present``: ``(run folder, was there)``.
 
     A finished calibration run in ``out`` is resumed, which computes nothing, so repeating a
     comparison is cheap.
     """
-    from stylebench.pipeline.commands import run
+    from stylebench.pipeline.commands import load_dialogues, run
 
     made = []
     for model in rows:
         if model in present:
             continue
         cfg = calibration_config(manifest, model, out)
-        log.info("calibration row %s: running into %s", model, out)
-        made.append(run(cfg, progress=progress).store.root)
+        checksum = load_dialogues(cfg)[2]
+        existed = (out / cfg.default_run_id(checksum) / "manifest.json").is_file()
+        log.info("calibration row %s: %s in %s", model, "resuming" if existed else "running", out)
+        made.append((run(cfg, progress=progress).store.root, existed))
     return made

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from stylebench.compare.build import compare_runs
+from stylebench.compare.build import compare_runs, unique_labels
 from stylebench.compare.calibrate import CALIBRATION, ensure_calibration
 from stylebench.compare.files import write_files
 from stylebench.compare.load import RunData, check_compatible, load_run
@@ -41,16 +41,20 @@ def compare_command(
         ValueError: incompatible runs, fewer than two rows in all, or no shared samples.
     """
     dirs = sorted({Path(d).resolve() for d in run_dirs})
-    runs = [load_run(d) for d in dirs]
+    runs = unique_labels([load_run(d) for d in dirs])
     allowed = check_compatible(runs, allow) if len(runs) > 1 else {}
     notes = [f"settings allowed to differ ({k}): " + "; ".join(v) for k, v in allowed.items()]
     if calibration:
         where = Path(calibration_out) if calibration_out else runs[0].root.parent
         manifest = runs[0].manifest
         made = ensure_calibration(manifest, [r.model for r in runs], where, progress=progress)
-        if made:
-            notes.append(f"calibration rows run for this comparison into {where}: {', '.join(p.name for p in made)}")  # fmt: skip
-        runs += [load_run(p) for p in made]
+        new = [p.name for p, existed in made if not existed]
+        old = [p.name for p, existed in made if existed]
+        if new:
+            notes.append(f"calibration rows run for this comparison into {where}: {', '.join(new)}")
+        if old:
+            notes.append(f"calibration rows reused from {where}: {', '.join(old)}")
+        runs = unique_labels(runs + [load_run(p) for p, _ in made])
         allowed = check_compatible(runs, allow)
     missing = [m for m in CALIBRATION if m not in {r.model for r in runs}]
     if missing:

@@ -72,7 +72,7 @@ def _provenance(root: Path, manifest: dict[str, Any], settings: dict[str, dict[s
         "run_dir": str(root),
         "model_fingerprint": ident.get("fingerprint"),
         "dialogue_checksum": settings["dialogues"]["checksum"],
-        "asr": f"{settings['asr']['asr']} {settings['asr']['asr_model']}".strip(),
+        "asr": "none" if settings["asr"]["asr"] == "none" else f"{settings['asr']['asr']} {settings['asr']['asr_model']}",
         "judge": " ".join(str(x) for x in (judge["judge"], judge["describe"].get("model") or judge["judge_model"] or "") if x),  # fmt: skip
         "thresholds": settings["thresholds"],
         "stylebench_version": env.get("stylebench"),
@@ -157,10 +157,10 @@ def check_compatible(runs: Sequence[RunData], allow: Collection[str] = ()) -> di
     diff = differences(runs)
     refused = {k: v for k, v in diff.items() if k not in allow}
     if refused:
-        lines = "; ".join(f"{k}: " + "; ".join(v) for k, v in refused.items())
+        what = "; ".join(x for v in refused.values() for x in v)
         raise ValueError(
-            f"these runs are not comparable, they differ in {', '.join(refused)}: {lines}. "
-            "Re-score them with the same settings (`stylebench score RUN --...`), or pass "
+            f"these runs are not comparable: they differ in {what}. Re-score them with the same "
+            "settings (`stylebench score RUN --...`), or pass "
             + " ".join(f"--allow-mismatch {k}" for k in refused)
             + " to compare them anyway (the difference is then noted in the comparison)"
         )
