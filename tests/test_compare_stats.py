@@ -118,3 +118,14 @@ def test_bootstrap_edge_cases():
     assert paired_bootstrap_diff([0, 100], [100, 200]) == (100.0, 100.0)
     with pytest.raises(ValueError, match="label every sample"):
         paired_bootstrap_diff([0, 100], [100, 0], ["x"])
+
+
+def test_missing_statsmodels_names_the_extra(monkeypatch):
+    import sys
+
+    from stylebench.registry import MissingExtraError
+
+    for name in [m for m in sys.modules if m.split(".")[0] == "statsmodels"] + ["statsmodels"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'stylebench\[compare\]'"):
+        mcnemar_exact([1, 0, 1], [0, 1, 1])
