@@ -12,8 +12,8 @@ from typing import Any
 STYLE = (
     "body{font-family:sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;"
     "margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;font-size:90%}"
-    "th{cursor:pointer;background:#f3f3f3}.plots{display:flex;flex-wrap:wrap;gap:1em}"
-    "figure{margin:0}img{max-width:100%}section{border-top:1px solid #999;margin-top:1em}"
+    "th{cursor:pointer;background:#f3f3f3}.plots{display:flex;gap:1em;align-items:flex-start}"
+    "figure{margin:0;flex:1 1 0;min-width:0}img{width:100%}section{border-top:1px solid #999;margin-top:1em}"
     "section:not(:target){display:none}.valid{color:#070}.invalid{color:#a00}"
 )
 #: sorts a table by the clicked column's data-v values (numbers numerically, missing last)
