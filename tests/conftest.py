@@ -70,3 +70,16 @@ def reference_run(small_set, tmp_path_factory):
         install_standins(mp, root)
         res = run(cfg_for(small_set, root), progress=False)
         return res, OverlapJudgeStandIn.calls
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Debian's chromium for Playwright (no `playwright install`), as the listening-test test uses."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.fail("playwright is not installed: pip install -e '.[dev]'")
+    if chromium is None:
+        pytest.fail("chromium is not installed: apt-get install chromium (or run `make setup`)")
+    return chromium

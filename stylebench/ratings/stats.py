@@ -13,11 +13,12 @@ Definitions:
   ``D_e = sum_ck n_c n_k d2(c, k) / (n (n - 1))``. The distance ``d2`` is 0/1 for *nominal* data,
   ``(c - k)^2`` for *interval* data, and for *ordinal* data
   ``(sum_{g between c and k} n_g - (n_c + n_k) / 2)^2`` (ranks taken from the observed marginals).
-- **Fleiss' kappa** ``= (P_bar - P_e) / (1 - P_e)`` over units with ``n_i >= 2`` ratings, where
-  ``P_i = (sum_j n_ij^2 - n_i) / (n_i (n_i - 1))`` is the share of agreeing rater pairs in unit i,
-  ``P_bar`` their mean, ``p_j = sum_i n_ij / sum_i n_i`` and ``P_e = sum_j p_j^2``. With the same
-  number of raters per unit this is Fleiss (1971); with unequal numbers it is the usual
-  generalisation that averages ``P_i`` over units.
+  Computed by the ``krippendorff`` package.
+- **Fleiss' kappa** ``= (P_bar - P_e) / (1 - P_e)`` (Fleiss 1971), where
+  ``P_i = (sum_j n_ij^2 - n) / (n (n - 1))`` is the share of agreeing rater pairs in unit i,
+  ``P_bar`` their mean, ``p_j = sum_i n_ij / sum_i n`` and ``P_e = sum_j p_j^2``, over the units
+  rated by the full panel of ``n >= 2`` raters (the most ratings any unit received): the
+  statistic assumes one number of raters per unit. Computed by statsmodels.
 - **Mean pairwise percent agreement**: for each pair of raters, the percent of the units both
   rated on which they gave the same value; the mean over rater pairs that share at least one unit.
 
@@ -27,14 +28,24 @@ A statistic whose chance term leaves nothing to explain (every pairable value id
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
-from collections import Counter
 from collections.abc import Hashable, Sequence
 
 import numpy as np
 
+from stylebench.registry import MissingExtraError
+
 LEVELS = ("nominal", "ordinal", "interval")
 Unit = Sequence[Hashable | None]
+
+
+def _packages(what: str) -> None:
+    for module in ("krippendorff", "statsmodels"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError(
+                f"{what} needs {module}, which is not installed: pip install 'stylebench[compare]'"
+            )
 
 
 def _pairable(units: Sequence[Unit]) -> list[list[Hashable]]:
@@ -46,25 +57,11 @@ def _pairable(units: Sequence[Unit]) -> list[list[Hashable]]:
     return out
 
 
-def _distance(level: str, values: list[Hashable], n_c: np.ndarray) -> np.ndarray:
-    """Squared distance ``d2[c, k]`` between the sorted distinct values."""
-    k = len(values)
-    if level == "nominal":
-        return 1.0 - np.eye(k)
-    if level == "interval":
-        x = np.asarray(values, dtype=float)
-        return (x[:, None] - x[None, :]) ** 2
-    cum = np.concatenate([[0.0], np.cumsum(n_c)])  # cum[i] = sum of n_g for g < i
-    d2 = np.zeros((k, k))
-    for a in range(k):
-        for b in range(k):
-            lo, hi = min(a, b), max(a, b)
-            d2[a, b] = (cum[hi + 1] - cum[lo] - (n_c[a] + n_c[b]) / 2.0) ** 2
-    return d2
-
-
 def krippendorff_alpha(units: Sequence[Unit], level: str = "nominal") -> float | None:
-    """Krippendorff's alpha of a reliability table (see the module docstring).
+    """Krippendorff's alpha of a reliability table, by the ``krippendorff`` package.
+
+    Only pairable units (two or more values) are passed on; nominal labels are coded as integers
+    first (the package wants numbers), ordinal and interval values are used as they are.
 
     Args:
         units: one sequence of values per unit (``None`` = not rated); values are any hashable
@@ -89,22 +86,17 @@ def krippendorff_alpha(units: Sequence[Unit], level: str = "nominal") -> float |
                 if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                     raise ValueError(f"{level} alpha needs numeric values, got {v!r}")
     values = sorted({v for vals in pairable for v in vals}, key=lambda v: (str(type(v)), v))
-    index = {v: i for i, v in enumerate(values)}
-    o = np.zeros((len(values), len(values)))
-    for vals in pairable:
-        m = len(vals)
-        counts = Counter(index[v] for v in vals)
-        for c, nc in counts.items():
-            for k, nk in counts.items():
-                o[c, k] += (nc * (nc - 1) if c == k else nc * nk) / (m - 1)
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
-    d2 = _distance(level, values, n_c)
-    expected = float((np.outer(n_c, n_c) * d2).sum())
-    if expected == 0.0:
+    if len(values) < 2:
         return None
-    observed = float((o * d2).sum())
-    return 1.0 - (n - 1.0) * observed / expected
+    _packages("Krippendorff's alpha")
+    import krippendorff
+
+    code = {v: (i if level == "nominal" else float(v)) for i, v in enumerate(values)}
+    width = max(len(vals) for vals in pairable)
+    data = np.full((width, len(pairable)), np.nan)  # the package's shape: raters x units
+    for j, vals in enumerate(pairable):
+        data[: len(vals), j] = [code[v] for v in vals]
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
 
 
 def category_counts(units: Sequence[Unit], categories: Sequence[Hashable]) -> np.ndarray:
@@ -126,10 +118,12 @@ def category_counts(units: Sequence[Unit], categories: Sequence[Hashable]) -> np
 
 
 def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float | None:
-    """Fleiss' kappa from a count table ``n_ij`` (units x categories); see the module docstring.
+    """Fleiss' kappa from a count table ``n_ij`` (units x categories), by statsmodels.
 
-    Units with fewer than 2 ratings are left out. Returns ``None`` when no unit has 2 ratings or
-    every rating falls in one category (``P_e = 1``).
+    Fleiss (1971) assumes the same number of ratings per unit, so only the units rated by the
+    most raters enter (a unit a rater skipped is left out here; Krippendorff's alpha, reported
+    beside it, uses every pairable unit). Returns ``None`` when no unit has 2 ratings or every
+    rating falls in one category (``P_e = 1``).
 
     Raises:
         ValueError: a table that is not 2-D or holds negative counts.
@@ -140,16 +134,16 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float | None:
     if np.any(table < 0):
         raise ValueError("counts must be >= 0")
     n_i = table.sum(axis=1)
-    table, n_i = table[n_i >= 2], n_i[n_i >= 2]
-    if table.shape[0] == 0:
+    if table.shape[0] == 0 or n_i.max() < 2:
         return None
-    p_i = ((table**2).sum(axis=1) - n_i) / (n_i * (n_i - 1.0))
-    p_bar = float(p_i.mean())
-    p_j = table.sum(axis=0) / n_i.sum()
-    p_e = float((p_j**2).sum())
-    if p_e >= 1.0 - 1e-12:
+    table = table[n_i == n_i.max()]
+    p_j = table.sum(axis=0) / table.sum()
+    if float((p_j**2).sum()) >= 1.0 - 1e-12:
         return None
-    return (p_bar - p_e) / (1.0 - p_e)
+    _packages("Fleiss' kappa")
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    return float(sm_fleiss(table, method="fleiss"))
 
 
 def pairwise_agreement(table: Sequence[Sequence[Hashable | None]]) -> float | None:

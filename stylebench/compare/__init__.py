@@ -1,0 +1,1 @@
+"""Comparing runs of different models: paired statistics, calibration rows, tables, HTML."""

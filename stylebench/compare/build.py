@@ -1,0 +1,110 @@
+"""A comparison of runs as one JSON-ready dict: cells, tests, the paper's tables, the leaderboard.
+
+Samples are matched by id: everything is computed on the ids every run selected (the count each
+run lost to this is reported). Models are keyed by label and processed in label order, so the
+result does not depend on the order the runs were given in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stylebench import __version__
+from stylebench.compare.calibrate import CALIBRATION
+from stylebench.compare.cell_tests import compare_cell
+from stylebench.compare.load import RunData
+from stylebench.compare.paper import paper_tables
+from stylebench.compare.samples import outcomes
+from stylebench.report.build import cell_dict
+from stylebench.scoring.cells import cell_sort_key, score_cells
+
+CLUSTERS = ("none", "content", "voice")
+FORMAT = "stylebench-compare/1"
+
+
+def unique_labels(runs: Sequence[RunData]) -> list[RunData]:
+    """The runs with distinct labels: a model that appears twice is labelled ``model@run_id``."""
+    from dataclasses import replace
+
+    seen = [r.label for r in runs]
+    out = [replace(r, label=f"{r.label}@{r.root.name}") if seen.count(r.label) > 1 else r for r in runs]  # fmt: skip
+    labels = [r.label for r in out]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"two runs share the folder name and model: {sorted(labels)}; compare each folder once")  # fmt: skip
+    return sorted(out, key=lambda r: r.label)
+
+
+def _cluster_of(runs: Sequence[RunData], cluster: str) -> dict[str, str] | None:
+    if cluster == "none":
+        return None
+    if cluster not in CLUSTERS:
+        raise ValueError(f"--cluster must be one of {CLUSTERS}, got {cluster!r}")
+    return {s.id: f"{s.lang}:{getattr(s, cluster)}" for s in runs[0].samples}
+
+
+def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    acoustic = [c["vsp"] for c in cells if c["dim"] != "emotion" and c["vsp"] is not None]
+    return {
+        "model": run.label,
+        "calibration": run.model in CALIBRATION,
+        "mean_vsp": round(sum(acoustic) / len(acoustic), 2) if acoustic else None,
+        "n_cells": len(acoustic),
+        "srd": run.relevance.get("srd"),
+        "mrd": run.relevance.get("mrd"),
+        "eligible": run.relevance.get("eligible"),
+        "provenance": run.provenance,
+    }
+
+
+def compare_runs(
+    runs: Sequence[RunData],
+    *,
+    cluster: str = "none",
+    n_boot: int = 2000,
+    seed: int = 0,
+    ci: float = 0.95,
+    alpha: float = 0.05,
+    notes: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Compare two or more runs (already checked compatible) on their shared samples.
+
+    Raises:
+        ValueError: fewer than two runs, or runs that share no sample id.
+    """
+    if len(runs) < 2:
+        raise ValueError("compare needs at least two runs")
+    runs = unique_labels(runs)
+    shared = set.intersection(*({s.id for s in r.samples} for r in runs))
+    if not shared:
+        raise ValueError("these runs share no sample id: run them on the same dialogue set and dims")
+    clusters = _cluster_of(runs, cluster)
+    boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
+    per_run_cells: dict[str, dict[tuple, dict[str, Any]]] = {}
+    per_run_out: dict[str, dict] = {}
+    for r in runs:
+        scores = [t for t in r.turn_scores if t.sample_id in shared]
+        cells = score_cells(scores, thresholds=r.thresholds, exclude=r.exclude, **boot)
+        per_run_cells[r.label] = {(c.dim, c.direction, c.lang, c.pair, c.group): cell_dict(c) for c in cells}  # fmt: skip
+        per_run_out[r.label] = outcomes(scores, r.thresholds, exclude=r.exclude)
+    keys = sorted(set().union(*(set(v) for v in per_run_out.values())), key=lambda k: cell_sort_key(*k))  # fmt: skip
+    blocks = []
+    for key in keys:
+        per_model = {m: out.get(key, {}) for m, out in per_run_out.items()}
+        cells = {m: per_run_cells[m].get(key) for m in per_run_cells}
+        blocks.append(compare_cell(key, per_model, cells, clusters, boot, alpha))
+    summaries = [_summary(r, list(per_run_cells[r.label].values())) for r in runs]
+    return {
+        "format": FORMAT,
+        "stylebench": __version__,
+        "models": [r.label for r in runs],
+        "calibration": [r.label for r in runs if r.model in CALIBRATION],
+        "n_shared": len(shared),
+        "n_dropped": {r.label: len({s.id for s in r.samples} - shared) for r in runs},
+        "settings": {"cluster": cluster, "n_boot": n_boot, "seed": seed, "ci": ci, "alpha": alpha},
+        # not-eligible models stay on the board, marked, below the eligible (or unknown) ones
+        "leaderboard": sorted(summaries, key=lambda s: (s["eligible"] is False, -(s["mean_vsp"] if s["mean_vsp"] is not None else -1.0), s["model"])),  # fmt: skip
+        "cells": blocks,
+        "tables": paper_tables(runs, per_run_out, shared, boot),
+        "notes": list(notes),
+    }

@@ -1,0 +1,69 @@
+"""``stylebench compare``: load, check, add the calibration rows, compare, write."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from stylebench.compare.build import compare_runs, unique_labels
+from stylebench.compare.calibrate import CALIBRATION, ensure_calibration
+from stylebench.compare.files import write_files
+from stylebench.compare.load import RunData, check_compatible, load_run
+from stylebench.compare.md import render_md
+
+
+def default_out(runs: Sequence[RunData]) -> Path:
+    ids = sorted(str(r.provenance["model_fingerprint"]) + r.root.name for r in runs)
+    return runs[0].root.parent / ("compare-" + hashlib.sha256("|".join(ids).encode()).hexdigest()[:10])  # fmt: skip
+
+
+def compare_command(
+    run_dirs: Sequence[Path | str],
+    *,
+    out: Path | str | None = None,
+    allow: Collection[str] = (),
+    cluster: str = "none",
+    n_boot: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    calibration: bool = True,
+    calibration_out: Path | str | None = None,
+    embed_audio: bool = False,
+    progress: bool = False,
+) -> tuple[dict[str, Any], str, Path]:
+    """Compare the runs (plus the calibration rows); ``(result, markdown, out folder)``.
+
+    Incompatible runs are refused before any calibration row is run.
+
+    Raises:
+        ValueError: incompatible runs, fewer than two rows in all, or no shared samples.
+    """
+    dirs = sorted({Path(d).resolve() for d in run_dirs})
+    runs = unique_labels([load_run(d) for d in dirs])
+    allowed = check_compatible(runs, allow) if len(runs) > 1 else {}
+    notes = [f"settings allowed to differ ({k}): " + "; ".join(v) for k, v in allowed.items()]
+    if calibration:
+        where = Path(calibration_out) if calibration_out else runs[0].root.parent
+        manifest = runs[0].manifest
+        made = ensure_calibration(manifest, [r.model for r in runs], where, progress=progress)
+        new = [p.name for p, existed in made if not existed]
+        old = [p.name for p, existed in made if existed]
+        if new:
+            notes.append(f"calibration rows run for this comparison into {where}: {', '.join(new)}")
+        if old:
+            notes.append(f"calibration rows reused from {where}: {', '.join(old)}")
+        runs = unique_labels(runs + [load_run(p) for p, _ in made])
+        allowed = check_compatible(runs, allow)
+    missing = [m for m in CALIBRATION if m not in {r.model for r in runs}]
+    if missing:
+        notes.append(f"calibration rows absent ({', '.join(missing)}): no bounds shown for them")
+    result = compare_runs(runs, cluster=cluster, n_boot=n_boot, seed=seed, alpha=alpha, notes=notes)
+    md = render_md(result)
+    folder = Path(out) if out else default_out(runs)
+    from stylebench.compare.html import render_html
+
+    html = render_html(result, runs, folder, embed_audio=embed_audio)
+    write_files(folder, result, md, html)
+    return result, md, folder

