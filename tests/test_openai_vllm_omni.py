@@ -93,7 +93,7 @@ def test_qwen3_flavour_three_turns_text_history_speaker_and_max_tokens(tmp_path,
         "speaker"
     ] == "chelsie"
     d = m.describe()
-    assert d["flavour"] == "vllm-omni-qwen3" and d["history_kind"].startswith("text only")
+    assert d["flavour"] == "vllm-omni-qwen3" and d["history_kind"] == "text only"
 
 
 def test_openai_flavour_against_vllm_omni_loses_the_history_and_the_length(tmp_path, qwen):
@@ -132,7 +132,7 @@ def test_kimi_flavour_resends_reply_audio_and_text(tmp_path, kimi):
         assert [a["audio"] for a in assistants] == [[sha(r.audio)] for r in replies[:k]]
         assert [a["text"] for a in assistants] == [r.text for r in replies[:k]]
         assert replies[k].raw["history_forms"] == ["text+audio"] * k
-    assert m.describe()["history_kind"].startswith("own audio + text")
+    assert m.describe()["history_kind"] == "own audio + text"
 
 
 def test_kimi_renderer_refusals_are_reported(tmp_path, kimi):
@@ -164,6 +164,13 @@ def test_full_run_through_the_pipeline(small_set, tmp_path, flavour):
     for c in res.report["cells"]:  # +2 semitones per turn, heard back each turn
         assert c["change_mean"] == pytest.approx(2.0, abs=0.1), c
     model = res.store.read_manifest()["model"]
-    assert model["flavour"] == flavour and model["history_kind"]
+    kind = "own audio + text" if flavour.endswith("kimi") else "text only"
+    assert model["flavour"] == flavour and model["history_kind"] == kind
+    assert res.report["history_kind"] == kind and any(kind in n for n in res.report["notes"])
+    assert model["decode_effective"] == {
+        "greedy": True,
+        "args": {"temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": 1024},
+        "definition": "temperature 0 = greedy (argmax) decoding of the text stream",
+    }
     if flavour.endswith("kimi"):  # turn 3 heard both earlier replies as audio
         assert len([h for h in server.requests[2]["heard"] if h["audio"]]) == 5

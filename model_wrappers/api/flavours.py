@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stylebench.model_wrappers.common import HISTORY_OWN_AUDIO, HISTORY_TEXT
 from stylebench.model_wrappers.hf.qwen25_omni import CARD_SYSTEM_PROMPT
 
 #: how earlier replies go back: an OpenAI audio id (else the transcript), the transcript only,
@@ -49,15 +50,23 @@ class Flavour:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def history_kind(self, history_arg: str) -> str:
-        """What the model hears of its earlier replies, in the manifest's words."""
+        """What the model hears of its earlier replies (one of ``HISTORY_KINDS``).
+
+        ``openai`` counts as own audio + text: the id is sent whenever the server gave one
+        that is still valid; a turn that fell back to the transcript says so in its
+        ``raw.history_forms``.
+        """
         if history_arg == "text" or self.history == TEXT:
-            return "text only (earlier replies as their transcript; user turns as audio)"
+            return HISTORY_TEXT
+        return HISTORY_OWN_AUDIO
+
+    def history_words(self, history_arg: str) -> str:
+        """The same, in words, for the manifest's ``history``."""
+        if history_arg == "text" or self.history == TEXT:
+            return "earlier replies as their transcript; user turns as audio"
         if self.history == TEXT_AUDIO:
-            return "own audio + text (earlier replies re-sent as transcript and wav)"
-        return (
-            "own audio + text while the server's audio id is valid (OpenAI audio.id), "
-            "else the transcript"
-        )
+            return "earlier replies re-sent as transcript + wav content parts"
+        return "earlier replies as the server's audio id while valid, else the transcript"
 
 
 VLLM_OMNI_QWEN = {"length_field": "max_tokens", "history": TEXT, "voice_field": "speaker"}

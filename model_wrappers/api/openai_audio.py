@@ -129,7 +129,7 @@ class OpenAIAudioModel(SpeechModel):
             "voice": self.voice,
             "audio_format": "wav",
             "flavour": self.flavour.name,
-            "history": self.history,
+            "history": f"{self.history}: {self.flavour.history_words(self.history)}",
             "history_kind": self.flavour.history_kind(self.history),
             "system": self.system,
         }
@@ -174,6 +174,10 @@ class OpenAIAudioModel(SpeechModel):
         return audio_id
 
     # -- one turn ----------------------------------------------------------------------------
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        body = request_body(self.flavour, self.model, self.voice, [], decode)
+        return {k: body[k] for k in ("temperature", "top_p", "seed", self.flavour.length_field)}
+
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         msgs = self.messages(history, user_turn)
         body = request_body(self.flavour, self.model, self.voice, msgs, decode)

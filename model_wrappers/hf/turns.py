@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.model_wrappers.decoding import is_greedy
 from stylebench.records import DecodeConfig, Turn
 
 INPUT_SR = 16000  # both processors' WhisperFeatureExtractor rate
@@ -59,7 +60,7 @@ def model_inputs(processor: Any, msgs: list[dict[str, Any]], wavs: list[str], mo
 def thinker_sampling(decode: DecodeConfig) -> dict[str, Any]:
     """The run's decode settings as thinker arguments: temperature 0 is greedy decoding."""
     out: dict[str, Any] = {"thinker_max_new_tokens": int(decode.max_new_tokens)}
-    if decode.temperature > 0:
+    if not is_greedy(decode):
         out.update(
             thinker_do_sample=True,
             thinker_temperature=float(decode.temperature),

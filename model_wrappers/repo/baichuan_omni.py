@@ -34,12 +34,14 @@ from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.common import (
+    HISTORY_OWN_AUDIO,
     audio_of,
     dialogue_pairs,
     scratch_wav,
     seed_all,
     write_reply,
 )
+from stylebench.model_wrappers.decoding import is_greedy
 from stylebench.model_wrappers.repo.turns import constant_str, prompt_in_checkout
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
@@ -76,6 +78,7 @@ SPEC = RepoSpec(
     weights="baichuan-inc/Baichuan-Omni-1d5",
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
+    history_kind=HISTORY_OWN_AUDIO,
     history="audio: user turns as audio references, replies as text interleaved with "
     "their audio segments (whole reply wav when segments are gone)",
 )
@@ -155,6 +158,9 @@ class BaichuanOmniModel(SpeechModel):
 
     def audio_ref(self, wav: str) -> str:
         return self.audio_start + json.dumps({"path": wav}, ensure_ascii=False) + self.audio_end
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.settings(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch
@@ -237,10 +243,15 @@ class BaichuanOmniModel(SpeechModel):
 
     def settings(self, decode: DecodeConfig) -> dict[str, dict[str, Any]]:
         out = {k: dict(v) for k, v in OFFICIAL_SAMPLING.items()}
-        if self.code.sampling_mode == RUN:  # the run's temperature/top_p for the text steps
+        if self.code.sampling_mode == RUN:  # the run's settings for the text steps
             for step in ("text_first", "text_next"):
-                out[step].update(temperature=decode.temperature, top_p=decode.top_p)
-                out[step]["do_sample"] = decode.temperature > 0
+                if is_greedy(decode):  # transformers' greedy search; no temperature to divide by
+                    for key in ("temperature", "top_p", "top_k"):
+                        out[step].pop(key, None)
+                    out[step]["do_sample"] = False
+                else:
+                    out[step].update(temperature=decode.temperature, top_p=decode.top_p)
+                    out[step]["do_sample"] = True
         return out
 
 

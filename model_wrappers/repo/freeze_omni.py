@@ -31,7 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
 from stylebench.model_wrappers.repo.turns import StateCache, constant_str, prompt_in_checkout
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
@@ -62,8 +68,14 @@ SPEC = RepoSpec(
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
     run_mapping=RUN_MAPPING,
-    history="audio: the model's own KV-cache state carried from turn to turn, as the "
-    "official server does (replayed, and flagged, after a restart)",
+    # audioLLM._post_decode divides the logits by the temperature (0 gives NaN) and always
+    # draws with torch.multinomial: top_k 1 leaves one candidate, so the draw is the argmax
+    greedy={"temperature": 1.0, "top_k": 1, "top_p": 0.0},
+    history_kind=HISTORY_TEXT,
+    history="own text only: the KV cache carried from turn to turn (as the official server "
+    "does) holds the user's speech features and the model's own text tokens; its reply audio "
+    "is never heard. After a restart earlier replies are regenerated, not the recorded ones "
+    "(flagged history_replayed)",
 )
 CODEC = {"codec_chunk_size": 40, "codec_padding_size": 10, "decoder_topk": 2}
 SENTENCE_ENDS = ("。", "：", "？", "！", ".", "?", "!", "\n")  # where bin/inference.py synthesises
@@ -114,6 +126,9 @@ class FreezeOmniModel(SpeechModel):
         return self.code.describe(
             self.weights, llm=str(self.llm), llm_revision=weights_revision(self.llm), codec=CODEC
         )
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch

@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
 from stylebench.model_wrappers.repo.turns import has_han
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
@@ -61,6 +67,8 @@ SPEC = RepoSpec(
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
     run_mapping=RUN_MAPPING,
+    greedy={"temperature": 0.0, "top_p": None},  # respond() turns 0 into do_sample=False
+    history_kind=HISTORY_TEXT,
     history="user turns as audio (Whisper log-mels), earlier replies as text "
     "(the official multi-turn format)",
 )
@@ -162,6 +170,9 @@ class LlamaOmni2Model(SpeechModel):
         speech = torch.nn.utils.rnn.pad_sequence(mels, batch_first=True, padding_value=0)
         lengths = torch.LongTensor([len(m) for m in mels])
         return ids.unsqueeze(0), speech, lengths
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch

@@ -29,7 +29,14 @@ from typing import Any
 
 from stylebench.audio import sha256_file
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
+from stylebench.model_wrappers.decoding import is_greedy
 from stylebench.model_wrappers.repo.upstream import OFFICIAL, RUN, RepoSpec, Upstream, check_spec
 from stylebench.model_wrappers.weights import require_package
 from stylebench.records import DecodeConfig, Turn
@@ -124,6 +131,7 @@ class SlamOmniModel(SpeechModel):
             str(self.cfg.ckpt_path),
             history="text: USER: <model's own transcript> ASSISTANT: <reply text> in its "
             "system prompt (the dialogue transcript replaces a missing model transcript)",
+            history_kind=HISTORY_TEXT,
             sampling=decode,
             output_sr=int(self.cfg.speech_sample_rate),
             config=str(self.config_path),
@@ -146,12 +154,24 @@ class SlamOmniModel(SpeechModel):
         return text, substituted
 
     def decode_config(self, decode: DecodeConfig) -> Any:
+        """The config's decode settings, or the run's (``sampling=run``).
+
+        ``sample_next_token`` (examples/s2s/model/slam_model_s2s.py) divides the logits by the
+        temperature before its argmax or draw: temperature 0 gives inf/NaN logits and a wrong
+        argmax, so greedy is ``do_sample=False`` at temperature 1 with top_p 1 (no filtering).
+        """
         dc = self.cfg.decode_config.copy()
         if self.code.sampling_mode == RUN:
-            for field_name, key in RUN_MAPPING.items():
-                dc[key] = getattr(decode, field_name)
-            dc["do_sample"] = decode.temperature > 0
+            dc["max_new_tokens"] = decode.max_new_tokens
+            if is_greedy(decode):
+                dc.update(do_sample=False, temperature=1.0, top_p=1.0)
+            else:
+                dc.update(do_sample=True, temperature=decode.temperature, top_p=decode.top_p)
         return dc
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        oc = require_package("omegaconf", SPEC.hint()).OmegaConf
+        return oc.to_container(self.decode_config(decode), resolve=True)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         hist, substituted = self.history_text(history)
