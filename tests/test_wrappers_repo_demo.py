@@ -157,12 +157,32 @@ def llama_omni2(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "whisper", standin_module("whisper", "whisper_standin"))
     decoder = tmp_path / "cosy2_decoder"
     decoder.mkdir()
+    whisper_file = tmp_path / "w" / "large-v3.pt"
+    whisper_file.parent.mkdir()
+    whisper_file.write_bytes(b"stand-in")
     from stylebench.model_wrappers.repo.llama_omni2 import LlamaOmni2Model
 
     return LlamaOmni2Model(
-        path=str(STANDINS), decoder=str(decoder), repo=str(repo), speech_encoder="/w/large-v3.pt",
-        device="cpu",
+        path=str(STANDINS), decoder=str(decoder), repo=str(repo),
+        speech_encoder=str(whisper_file), device="cpu",
     )  # fmt: skip
+
+
+def test_llama_omni2_speech_encoder_defaults_to_the_checkout(tmp_path, monkeypatch):
+    from stylebench.model_wrappers.repo.llama_omni2 import speech_encoder_path
+    from stylebench.registry import MissingExtraError
+
+    checkout = tmp_path / "LLaMA-Omni2"
+    rel = "models/speech_encoder/large-v3.pt"  # the released config's value (README line 41)
+    with pytest.raises(MissingExtraError, match="speech_encoder=/path/to/large-v3.pt"):
+        speech_encoder_path(None, rel, checkout)
+    (checkout / "models" / "speech_encoder").mkdir(parents=True)
+    (checkout / rel).write_bytes(b"stand-in")
+    monkeypatch.chdir(tmp_path)  # not the checkout: the config's relative path must not matter
+    assert speech_encoder_path(None, rel, checkout) == str((checkout / rel).resolve())
+    assert speech_encoder_path(None, None, checkout) == str((checkout / rel).resolve())
+    with pytest.raises(MissingExtraError, match="no Whisper-large-v3 at /nowhere.pt"):
+        speech_encoder_path("/nowhere.pt", rel, checkout)
 
 
 def test_llama_omni2_contract_with_standin(llama_omni2, wavs):
@@ -170,9 +190,10 @@ def test_llama_omni2_contract_with_standin(llama_omni2, wavs):
     # run_llama_omni2.py load_pretrained_model: tts_tokenizer inside the checkpoint, bf16
     loads = sys.modules["llama_omni2.model"].CALLS
     assert loads[0] == (
-        "from_pretrained", str(STANDINS), str(STANDINS / "tts_tokenizer"), "/w/large-v3.pt",
-        "torch.bfloat16",
+        "from_pretrained", str(STANDINS), str(STANDINS / "tts_tokenizer"),
+        llama_omni2.speech_encoder, "torch.bfloat16",
     )  # fmt: skip
+    assert llama_omni2.speech_encoder.endswith("/w/large-v3.pt")
     # MultiturnSpeechDataset: user turns are <speech>, assistant turns are the reply texts
     chats = [
         c[1] for c in sys.modules["transformers_standin"].CALLS if c[0] == "apply_chat_template"

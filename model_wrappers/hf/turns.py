@@ -30,7 +30,9 @@ def conversation(
         raise ValueError(f"history must alternate user/assistant turns, got {len(history)} turns")
     msgs: list[dict[str, Any]] = []
     if system_prompt:
-        msgs.append({"role": "system", "content": system_prompt})
+        # the list form: Qwen2_5OmniProcessor.apply_chat_template in transformers 4.57-5.5 reads
+        # conversation[0]["content"][0]["text"] to check the system prompt (a string crashes it)
+        msgs.append({"role": "system", "content": [{"type": "text", "text": system_prompt}]})
     wavs: list[str] = []
     turns = [*history, user_turn]
     for i, turn in enumerate(turns):
