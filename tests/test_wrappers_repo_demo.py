@@ -125,14 +125,18 @@ def test_baichuan_omni_contract_with_standin(baichuan, wavs):
     audio_steps = [c for c in gen if c[0] == "audio"][:2]
     assert audio_steps == [("audio", 6, "kv6", 500, 0.5, 5, 0.85, 1.3),
                            ("audio", 9, "kv9", 500, 0.5, 5, 0.85, 1.3)]  # fmt: skip
-    # generation.py decode_save_concat joins the turn's segments at 24 kHz, 10 ms overlap
-    assert [c for c in gen if c[0] == "decode_save_concat"][0] == (
-        "decode_save_concat",
-        2,
-        24000,
-        240,
-    )
-    assert sf.info(replies[0].audio).frames == 2 * 4800 + 240
+    # the scored reply is what the model hears of itself later: its history segments, joined
+    # with decode_save_concat's 10 ms cross-fade rule at 24 kHz, not a second (noisy) decode
+    assert not [c for c in gen if c[0] == "decode_save_concat"]
+    n_steps = len([c for c in gen if c[0] == "audio"])
+    assert len([c for c in gen if c[0] == "decode_wave_vocoder"]) == n_steps == 6
+    for reply in replies:
+        pieces = [sf.read(p, dtype="float32")[0] for p in reply.raw["baichuan_segments"]]
+        fade = np.linspace(1.0, 0.0, 240, dtype=np.float32)
+        joined = np.concatenate([pieces[0], pieces[0][-240:] * fade + pieces[1][:240] * fade[::-1],
+                                 pieces[1]])  # fmt: skip
+        heard = sf.read(reply.audio, dtype="float32")[0]
+        assert heard.shape == (2 * 4800 + 240,) and np.allclose(heard, joined, atol=1e-4)
     assert [r.text for r in replies] == ["w10 w11 w12"] * 3
     assert ("bind_processor", False, "/") in hf
 

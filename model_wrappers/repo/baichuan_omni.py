@@ -37,12 +37,11 @@ from stylebench.model_wrappers.common import (
     HISTORY_OWN_AUDIO,
     audio_of,
     dialogue_pairs,
-    scratch_wav,
     seed_all,
     write_reply,
 )
 from stylebench.model_wrappers.decoding import is_greedy
-from stylebench.model_wrappers.repo.turns import constant_str, prompt_in_checkout
+from stylebench.model_wrappers.repo.turns import constant_str, join_waves, prompt_in_checkout
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
     RUN,
@@ -183,14 +182,14 @@ class BaichuanOmniModel(SpeechModel):
             **settings["text_first"],
         )
         spoken = self.special.sub("", tok.decode(ret.sequences[0, plen:]))
-        content, segments, responses = spoken, [], []
+        content, segments, waves = spoken, [], []
         for _ in range(MAX_ROUNDS):
             ends = int(ret.sequences[0, -1].item()) == tok.eos_token_id
             if ends and ret.sequences.shape[1] - plen <= 1:
                 break
             ret.sequences[0, -1] = self.gen_start_id
             ret, wav_seg = self.audio_step(ret, settings["audio"])
-            responses.append(ret.audios_sequences.clone())
+            waves.extend(wav_seg)
             if wav_seg:
                 seg, _ = write_reply(torch.cat(wav_seg, dim=0), OUTPUT_SR, "baichuan-segment")
                 segments.append(str(seg))
@@ -212,16 +211,17 @@ class BaichuanOmniModel(SpeechModel):
             content, spoken = content + piece, spoken + piece
         if not segments:
             raise RuntimeError("Baichuan-Omni-1.5 produced no audio segment")
-        path = scratch_wav(self.name)
-        overlap = int(OUTPUT_SR * 0.01)
-        self.gen.decode_save_concat(
-            responses, self.vocoder, self.model, str(path), OUTPUT_SR, overlap
-        )
+        # the scored reply is the audio the model hears as its own in later turns: the segments
+        # decoded above, joined as decode_save_concat joins its waves. (decode_save_concat itself
+        # would decode the tokens a second time, and the flow decoder starts from noise, so that
+        # reply would differ from the segments fed back, and cost a second vocoder pass.)
+        path, _ = write_reply(join_waves(waves, int(OUTPUT_SR * 0.01)), OUTPUT_SR, self.name)
         raw = {
             "baichuan_content": content,
             "baichuan_segments": segments,
             "history_rebuilt": rebuilt,
             "sampling": settings,
+            "scored_audio": "the history segments, joined (no second decode)",
         }
         return Turn("assistant", spoken.strip(), str(path), OUTPUT_SR, raw=raw)
 
