@@ -66,6 +66,30 @@ def test_mini_omni_decodes_the_complete_snac_streams(wavs, tmp_path):
     assert calls("inference", "snac.decode") == [("snac.decode", [(1, 13)])]
 
 
+def test_cuda_n_becomes_the_current_device(tmp_path, monkeypatch):
+    """``device=cuda:N``: the official helpers allocate on the *current* GPU, so the wrappers
+    of mini-omni(2), glm-4-voice and baichuan make GPU N current (torch.cuda.set_device is
+    recorded here; no GPU is needed)."""
+    import inspect
+
+    import torch
+
+    from stylebench.model_wrappers.repo import baichuan_omni, glm4_voice
+    from stylebench.model_wrappers.repo.mini_omni import MiniOmniModel
+    from stylebench.model_wrappers.repo.upstream import select_cuda
+
+    chosen: list[int] = []
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    for device in ("cpu", "cuda", "cuda:0", "cuda:3"):
+        select_cuda(device)
+    assert chosen == [0, 3]
+    MiniOmniModel(path=str(tmp_path), repo=str(STANDINS / "mini_omni"), device="cuda:2")
+    assert chosen[-1] == 2
+    for cls in (glm4_voice.GLM4VoiceModel, baichuan_omni.BaichuanOmniModel):  # source check:
+        init = inspect.getsource(cls.__init__)  # their stand-ins need more set-up than this
+        assert init.index("select_cuda(device)") < init.index("from_pretrained"), cls
+
+
 def test_mini_omni_needs_a_local_checkpoint(wavs):
     from stylebench.model_wrappers.repo.mini_omni import MiniOmniModel
 

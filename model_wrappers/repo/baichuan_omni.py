@@ -50,6 +50,7 @@ from stylebench.model_wrappers.repo.upstream import (
     check_spec,
     loading_weights,
     require_weights,
+    select_cuda,
 )
 from stylebench.model_wrappers.weights import require_package
 from stylebench.records import DecodeConfig, Turn
@@ -107,6 +108,7 @@ class BaichuanOmniModel(SpeechModel):
         self.system_prompt = system_prompt or demo_system_prompt(self.code.repo)
         self.weights = require_weights(path, SPEC)
         self.device = device
+        select_cuda(device)  # the demo's generation helpers place tensors on the current GPU
         vocoder_pt = Path(vocoder_mod.__file__).parent / "hift.pt"
         self.vocoder = vocoder_mod.Cosy24kVocoder.from_pretrained(str(vocoder_pt)).to(device)
         with loading_weights(SPEC, self.weights):

@@ -47,6 +47,7 @@ from stylebench.model_wrappers.repo.upstream import (
     loading_weights,
     require_local_dir,
     require_weights,
+    select_cuda,
 )
 from stylebench.model_wrappers.weights import require_package, weights_revision
 from stylebench.records import DecodeConfig, Turn
@@ -109,6 +110,7 @@ class GLM4VoiceModel(SpeechModel):
         self.weights = require_weights(path, SPEC)
         self.tokenizer_path = tokenizer
         self.device = device
+        select_cuda(device)  # flow_inference / speech_tokenizer helpers use the current GPU
         self.extract_speech_token = self.code.module.extract_speech_token
         with loading_weights(SPEC, self.weights):
             self.glm = transformers.AutoModel.from_pretrained(

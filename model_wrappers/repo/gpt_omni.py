@@ -29,6 +29,7 @@ from stylebench.model_wrappers.repo.upstream import (
     Upstream,
     check_spec,
     require_local_dir,
+    select_cuda,
 )
 from stylebench.records import DecodeConfig, Turn
 
@@ -91,6 +92,7 @@ class GptOmniModel(SpeechModel):
         )
         self.weights = str(self.ckpt)
         self.device = device
+        select_cuda(device)  # utils/snac_utils and load_model's Whisper use the current GPU
         self.omni = self.code.module.OmniInference(ckpt_dir=str(self.ckpt), device=device)
 
     @classmethod

@@ -237,6 +237,15 @@ def loading_weights(spec: RepoSpec, weights: str) -> Iterator[None]:
         ) from exc
 
 
+def select_cuda(device: str) -> None:
+    """Make GPU N current for ``device="cuda:N"`` (official helpers that allocate on the
+    *current* CUDA device then agree with the model); any other device is left alone."""
+    if device.startswith("cuda:") and device[5:].isdigit():
+        import torch
+
+        torch.cuda.set_device(int(device[5:]))
+
+
 def use_cuda_device(device: str) -> None:
     """Select the GPU for official code that always uses the *current* CUDA device.
 
