@@ -211,6 +211,18 @@ def test_slam_omni_resolves_the_audio_prompt_against_the_checkout(tmp_path, wavs
         _slam(tmp_path, SLAM_YAML + "audio_prompt_path: ./examples/s2s/audio_prompt/nope.wav\n")
 
 
+def test_slam_omni_reads_the_rate_of_the_real_snac_class():
+    """SNAC (PyPI ``snac``, the SLAM-Omni SNAC decoder): its ``sampling_rate`` is what the
+    wrapper reads; a tiny random SNAC, so no weights."""
+    snac = pytest.importorskip("snac", reason="the dev extra installs snac")
+    from stylebench.model_wrappers.repo.slam_omni import decoder_rate
+
+    tiny = dict(encoder_dim=8, encoder_rates=[2], decoder_dim=16, decoder_rates=[2])
+    tiny |= dict(attn_window_size=None, codebook_size=16, codebook_dim=4, vq_strides=[1])
+    assert decoder_rate(snac.SNAC(sampling_rate=24000, **tiny), None) == 24000
+    assert decoder_rate(snac.SNAC(sampling_rate=32000, **tiny), None) == 32000
+
+
 def test_slam_omni_needs_its_run_configuration():
     pytest.importorskip("omegaconf", reason="the dev extra installs omegaconf")
     from stylebench.model_wrappers.repo.slam_omni import SlamOmniModel
