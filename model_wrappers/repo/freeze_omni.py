@@ -13,11 +13,13 @@ Follows the official ``bin/inference.py`` (``inference``) and, for later turns, 
 
 The system role is the one ``bin/inference.py`` passes, read from the user's checkout.
 
-Audio history: audio, through the model's own state. Like the official server, the dialogue's KV
-cache after a reply is the starting state of the next user turn (encoder and adapter caches
-reset). That state lives in this process; when it is missing (a run resumed in a new process)
-earlier turns are replayed: their user audio is fed again and the replies regenerated (which
-may differ from the recorded ones), and the turn is flagged ``history_replayed``.
+History kind: text only. Like the official server, the dialogue's KV cache after a reply is the
+starting state of the next user turn (encoder and adapter caches reset); that cache holds the
+user's speech features and the model's own *text* tokens, never its reply audio, so the model
+does not hear itself. The state lives in this process; when it is missing (a run resumed in a
+new process) earlier turns are replayed: their user audio is fed again and the replies
+regenerated (not the recorded ones; they may differ), and the turn is flagged
+``history_replayed``.
 """
 
 from __future__ import annotations
