@@ -264,6 +264,33 @@ def test_freeze_omni_contract_with_standin(freeze, wavs):
     assert replies[0].sr == 24000 and sf.info(replies[0].audio).frames == 12000
 
 
+def test_what_each_model_hears_is_named(freeze, slam):
+    """The history kind in each wrapper's manifest entry (issue 11: Freeze-Omni's KV cache holds
+    its own text tokens, not its reply audio, so it is "text only")."""
+    from stylebench.model_wrappers.common import HISTORY_KINDS
+    from stylebench.model_wrappers.hf import minicpm_o
+    from stylebench.model_wrappers.repo import baichuan_omni, glm4_voice, gpt_omni, llama_omni2
+
+    assert freeze.describe()["history_kind"] == "text only"
+    assert "never heard" in freeze.describe()["history"]
+    assert slam.describe()["history_kind"] == "text only"
+    kinds = {
+        "glm-4-voice": glm4_voice.SPEC.history_kind,
+        "baichuan-omni-1.5": baichuan_omni.SPEC.history_kind,
+        "mini-omni": gpt_omni.gpt_omni_spec("mini-omni").history_kind,
+        "llama-omni2": llama_omni2.SPEC.history_kind,
+        "minicpm-o-2.6": minicpm_o.SPEC.history_kind,
+    }
+    assert kinds == {
+        "glm-4-voice": "own audio + text",
+        "baichuan-omni-1.5": "own audio + text",
+        "mini-omni": "none (single-turn)",
+        "llama-omni2": "text only",
+        "minicpm-o-2.6": "text only",
+    }
+    assert set(kinds.values()) <= set(HISTORY_KINDS)
+
+
 def test_freeze_omni_replays_history_it_did_not_see(freeze, wavs):
     first = freeze.respond((), user(wavs[0], 1), DECODE)
     fresh = type(freeze)(
