@@ -11,7 +11,7 @@ comma := ,
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null && echo sudo)
 
-.PHONY: setup system-deps venv models demo test bench lint mutation clean-venv
+.PHONY: setup system-deps venv models demo test test-floor floor-check bench lint mutation clean-venv
 
 setup: system-deps venv models
 
@@ -47,9 +47,11 @@ demo: setup
 	$(VENV)/bin/stylebench run --model reference --dim pitch --limit 4 --run-id demo-reference >/dev/null
 	$(VENV)/bin/stylebench compare runs/demo-reference --out runs/demo-compare
 
+# the suite, then the tiny random Qwen tests again on the declared transformers floor (below)
 test: setup
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q
+	$(MAKE) floor-check
 
 bench: setup
 	$(PIP) install -q -e ".[bench]"
@@ -64,6 +66,25 @@ mutation: setup
 	$(VENV)/bin/cr-filter-operators .mutation.sqlite mutation.toml
 	$(VENV)/bin/cosmic-ray exec mutation.toml .mutation.sqlite
 	$(VENV)/bin/cr-report .mutation.sqlite --show-pending | tail -n 40
+
+# The transformers-based wrappers (qwen2.5-omni, qwen3-omni) on the lowest transformers the
+# project declares (pyproject: transformers>=$(FLOOR_TRANSFORMERS); tests/test_floor.py keeps the
+# two equal). A second venv sees .venv's packages and has only that transformers (and the
+# tokenizers / huggingface-hub it pins) installed over them; then the tiny random Qwen tests run.
+FLOOR_TRANSFORMERS ?= 4.57.1
+FLOOR_VENV ?= .venv-floor
+FLOOR_PY := $(FLOOR_VENV)/bin/python
+test-floor: venv
+	$(MAKE) floor-check
+
+floor-check:
+	@test -x $(FLOOR_PY) || python3 -m venv $(FLOOR_VENV)
+	@$(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
+	  > "$$($(FLOOR_PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/_main_venv.pth"
+	$(FLOOR_PY) -m pip install -q --no-deps -e .
+	$(FLOOR_PY) -m pip install -q "transformers==$(FLOOR_TRANSFORMERS)"
+	$(FLOOR_PY) -c 'import transformers as t; assert t.__version__ == "$(FLOOR_TRANSFORMERS)", t.__version__'
+	$(FLOOR_PY) -m pytest -q -p no:cacheprovider tests/test_wrappers_hf.py
 
 lint: venv
 	$(VENV)/bin/ruff check .

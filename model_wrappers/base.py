@@ -50,6 +50,14 @@ class SpeechModel(ABC):
         """
         return {"name": self.name}
 
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any] | None:
+        """What this model's decoder is given for the run's ``decode`` (its own argument names).
+
+        Recorded in the manifest as ``model.decode_effective``; None when a wrapper does not
+        say. Must not run the model.
+        """
+        return None
+
 
 @dataclass(frozen=True)
 class Script:

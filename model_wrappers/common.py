@@ -16,6 +16,13 @@ import numpy as np
 
 from stylebench.records import Turn
 
+#: What a model hears of its own earlier replies on turns 2 and 3 (``describe()["history_kind"]``,
+#: in the manifest and the report): it changes what "multi-turn" means across models.
+HISTORY_OWN_AUDIO = "own audio + text"  # its reply audio (or audio tokens) and their text
+HISTORY_TEXT = "text only"  # its replies as text; user turns still heard as audio
+HISTORY_NONE = "none (single-turn)"  # each turn answered from its own audio alone
+HISTORY_KINDS = (HISTORY_OWN_AUDIO, HISTORY_TEXT, HISTORY_NONE)
+
 
 def scratch_wav(prefix: str = "reply") -> Path:
     """A fresh wav path in the scratch folder (``STYLEBENCH_SCRATCH`` or the system temp dir)."""

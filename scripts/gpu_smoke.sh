@@ -21,6 +21,15 @@
 #   SB_TURN_TIMEOUT        worker turn timeout in seconds (default 600)
 #   SB_MODEL_TIMEOUT       wall-clock limit per model in seconds (default 3600)
 #   STYLEBENCH             the command to call (default: stylebench)
+#   SB_SMOKE_TINY          1 (default): first run the tiny random Qwen2.5-Omni / Qwen3-Omni
+#                          models three turns on each device in SB_SMOKE_TINY_DEVICES (default
+#                          "cuda", plus "cuda:1" when there are two GPUs), with no weights and
+#                          no network (scripts/gpu_tiny_qwen.py); 0 skips it
+#   SB_SMOKE_PYTHON        the python that has torch and stylebench (default python3)
+# Wheels only: on a machine without internet, install the wheels you carried in with
+#   pip install --no-index --find-links WHEELS torch transformers accelerate soundfile scipy ...
+#   pip install --no-index --no-deps -e .
+# then run this script; the tiny Qwen check needs nothing else (HF_HUB_OFFLINE is set).
 # Models whose status is "missing package" (here, or in their worker env) are skipped;
 # "missing weights" is skipped too unless SB_MODEL_ARGS_<M> is set (it may name a local path).
 # openai-audio runs only when SB_MODEL_ARGS_OPENAI_AUDIO names an endpoint.
@@ -37,6 +46,24 @@ printf 'model\tstatus\tseconds\tturns_ok\terror\n' >"$TSV"
 
 var_of() { printf '%s_%s' "$1" "$(printf '%s' "$2" | tr '[:lower:]' '[:upper:]' | tr -c 'A-Z0-9\n' '_')"; }
 env_of() { local v; v=$(var_of "$1" "$2"); printf '%s' "${!v:-}"; }
+
+PYBIN=${SB_SMOKE_PYTHON:-python3}
+if [ "${SB_SMOKE_TINY:-1}" != 0 ]; then
+  devices=${SB_SMOKE_TINY_DEVICES:-}
+  if [ -z "$devices" ]; then
+    n=$("$PYBIN" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+    devices=cuda; [ "${n:-0}" -ge 2 ] && devices="cuda cuda:1"
+  fi
+  for dev in $devices; do
+    echo "[smoke] tiny random Qwen models on $dev" >&2
+    "$PYBIN" "$(dirname "$0")/gpu_tiny_qwen.py" --device "$dev" --out "$OUT/tiny.tsv" \
+      >/dev/null 2>"$OUT/tiny-$dev.log"
+  done
+  # model, device, dtype, status, seconds, detail -> the table's columns
+  [ -f "$OUT/tiny.tsv" ] && awk -F'\t' -v OFS='\t' '{ t = ($4 == "ok") ? "3/3" : "-";
+    print "tiny-" $1 "@" $2, $4, $5, t, ($4 == "ok") ? "" : $6 }' "$OUT/tiny.tsv" >>"$TSV"
+  rm -f "$OUT/tiny.tsv"
+fi
 
 HERE_STATUS=$($SB models 2>&1) || { echo "[smoke] \`$SB models\` failed: $HERE_STATUS" >&2; exit 2; }
 

@@ -191,6 +191,7 @@ def test_gpu_smoke_script_reports_each_model(small_set, tmp_path):
         "STYLEBENCH": f"{sys.executable} -m stylebench.cli",
         "SB_SMOKE_OUT": str(tmp_path / "smoke"),
         "SB_SMOKE_DIALOGUES": str(small_set),
+        "SB_SMOKE_PYTHON": sys.executable,  # the tiny Qwen check: skipped here (no CUDA)
     }
     missing = MISSING[:1]
     r = subprocess.run(
@@ -208,10 +209,12 @@ def test_gpu_smoke_script_reports_each_model(small_set, tmp_path):
     for name in missing:
         assert table[name][1] == "skipped" and "missing package" in table[name][4]
     assert "reference" in r.stdout and "turns_ok" in r.stdout  # the printed table
+    assert table["tiny-qwen-omni@cuda"][1] == "skipped", table
     # a run that fails is reported with its error line, and the next model still runs; the
     # embedded models read the answer key, so they never run in a worker env
     env["SB_WORKER_PYTHON_REFERENCE"] = sys.executable
     env["SB_SMOKE_OUT"] = str(tmp_path / "smoke2")
+    env["SB_SMOKE_TINY"] = "0"
     r = subprocess.run(
         ["bash", str(script), "reference", "no-such-model"],
         capture_output=True,

@@ -95,6 +95,10 @@ def test_worker_run_equals_in_process(small_set, clean_run, helper_env):
     # where it ran is recorded in the manifest (docs/models.md#worker), outside the cache key
     manifest = (res.store.root / "manifest.json").read_text(encoding="utf-8")
     assert json.dumps(sys.executable) in manifest
+    # the effective decode settings are asked of the model in the worker (protocol settings)
+    effective = json.loads(manifest)["model"]["decode_effective"]
+    assert effective["greedy"] is True and effective["args"]["echo_temperature"] == 0.0
+    assert effective["args"]["pid"] != os.getpid()
     assert len(worker_starts(res.store.root)) == 1
 
 

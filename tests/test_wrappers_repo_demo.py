@@ -125,14 +125,18 @@ def test_baichuan_omni_contract_with_standin(baichuan, wavs):
     audio_steps = [c for c in gen if c[0] == "audio"][:2]
     assert audio_steps == [("audio", 6, "kv6", 500, 0.5, 5, 0.85, 1.3),
                            ("audio", 9, "kv9", 500, 0.5, 5, 0.85, 1.3)]  # fmt: skip
-    # generation.py decode_save_concat joins the turn's segments at 24 kHz, 10 ms overlap
-    assert [c for c in gen if c[0] == "decode_save_concat"][0] == (
-        "decode_save_concat",
-        2,
-        24000,
-        240,
-    )
-    assert sf.info(replies[0].audio).frames == 2 * 4800 + 240
+    # the scored reply is what the model hears of itself later: its history segments, joined
+    # with decode_save_concat's 10 ms cross-fade rule at 24 kHz, not a second (noisy) decode
+    assert not [c for c in gen if c[0] == "decode_save_concat"]
+    n_steps = len([c for c in gen if c[0] == "audio"])
+    assert len([c for c in gen if c[0] == "decode_wave_vocoder"]) == n_steps == 6
+    for reply in replies:
+        pieces = [sf.read(p, dtype="float32")[0] for p in reply.raw["baichuan_segments"]]
+        fade = np.linspace(1.0, 0.0, 240, dtype=np.float32)
+        joined = np.concatenate([pieces[0], pieces[0][-240:] * fade + pieces[1][:240] * fade[::-1],
+                                 pieces[1]])  # fmt: skip
+        heard = sf.read(reply.audio, dtype="float32")[0]
+        assert heard.shape == (2 * 4800 + 240,) and np.allclose(heard, joined, atol=1e-4)
     assert [r.text for r in replies] == ["w10 w11 w12"] * 3
     assert ("bind_processor", False, "/") in hf
 
@@ -157,12 +161,32 @@ def llama_omni2(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "whisper", standin_module("whisper", "whisper_standin"))
     decoder = tmp_path / "cosy2_decoder"
     decoder.mkdir()
+    whisper_file = tmp_path / "w" / "large-v3.pt"
+    whisper_file.parent.mkdir()
+    whisper_file.write_bytes(b"stand-in")
     from stylebench.model_wrappers.repo.llama_omni2 import LlamaOmni2Model
 
     return LlamaOmni2Model(
-        path=str(STANDINS), decoder=str(decoder), repo=str(repo), speech_encoder="/w/large-v3.pt",
-        device="cpu",
+        path=str(STANDINS), decoder=str(decoder), repo=str(repo),
+        speech_encoder=str(whisper_file), device="cpu",
     )  # fmt: skip
+
+
+def test_llama_omni2_speech_encoder_defaults_to_the_checkout(tmp_path, monkeypatch):
+    from stylebench.model_wrappers.repo.llama_omni2 import speech_encoder_path
+    from stylebench.registry import MissingExtraError
+
+    checkout = tmp_path / "LLaMA-Omni2"
+    rel = "models/speech_encoder/large-v3.pt"  # the released config's value (README line 41)
+    with pytest.raises(MissingExtraError, match="speech_encoder=/path/to/large-v3.pt"):
+        speech_encoder_path(None, rel, checkout)
+    (checkout / "models" / "speech_encoder").mkdir(parents=True)
+    (checkout / rel).write_bytes(b"stand-in")
+    monkeypatch.chdir(tmp_path)  # not the checkout: the config's relative path must not matter
+    assert speech_encoder_path(None, rel, checkout) == str((checkout / rel).resolve())
+    assert speech_encoder_path(None, None, checkout) == str((checkout / rel).resolve())
+    with pytest.raises(MissingExtraError, match="no Whisper-large-v3 at /nowhere.pt"):
+        speech_encoder_path("/nowhere.pt", rel, checkout)
 
 
 def test_llama_omni2_contract_with_standin(llama_omni2, wavs):
@@ -170,9 +194,10 @@ def test_llama_omni2_contract_with_standin(llama_omni2, wavs):
     # run_llama_omni2.py load_pretrained_model: tts_tokenizer inside the checkpoint, bf16
     loads = sys.modules["llama_omni2.model"].CALLS
     assert loads[0] == (
-        "from_pretrained", str(STANDINS), str(STANDINS / "tts_tokenizer"), "/w/large-v3.pt",
-        "torch.bfloat16",
+        "from_pretrained", str(STANDINS), str(STANDINS / "tts_tokenizer"),
+        llama_omni2.speech_encoder, "torch.bfloat16",
     )  # fmt: skip
+    assert llama_omni2.speech_encoder.endswith("/w/large-v3.pt")
     # MultiturnSpeechDataset: user turns are <speech>, assistant turns are the reply texts
     chats = [
         c[1] for c in sys.modules["transformers_standin"].CALLS if c[0] == "apply_chat_template"

@@ -66,6 +66,7 @@ def test_kimi_audio_contract_with_standin(wavs):
     assert abs(float(np.max(np.abs(data))) - 0.5) < 1e-3
     desc = model.describe()
     assert desc["history"].startswith("audio") and desc["output_sr"] == 24000
+    assert desc["history_kind"] == "own audio + text"
     assert desc["sampling"] == OFFICIAL_SAMPLING and desc["code_revision"]
 
 
@@ -83,6 +84,7 @@ def test_kimi_audio_text_history_and_old_checkout(wavs, tmp_path):
     chats = calls("kimia_infer.api.kimia", "generate")[-1][1]
     assert chats[1] == {"role": "assistant", "message_type": "text", "content": replies[0].text}
     assert model.describe()["history"].startswith("text fallback")
+    assert model.describe()["history_kind"] == "text only"
 
 
 def test_kimi_audio_run_sampling_maps_only_the_text_temperature(wavs):

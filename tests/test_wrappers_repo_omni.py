@@ -66,6 +66,30 @@ def test_mini_omni_decodes_the_complete_snac_streams(wavs, tmp_path):
     assert calls("inference", "snac.decode") == [("snac.decode", [(1, 13)])]
 
 
+def test_cuda_n_becomes_the_current_device(tmp_path, monkeypatch):
+    """``device=cuda:N``: the official helpers allocate on the *current* GPU, so the wrappers
+    of mini-omni(2), glm-4-voice and baichuan make GPU N current (torch.cuda.set_device is
+    recorded here; no GPU is needed)."""
+    import inspect
+
+    import torch
+
+    from stylebench.model_wrappers.repo import baichuan_omni, glm4_voice
+    from stylebench.model_wrappers.repo.mini_omni import MiniOmniModel
+    from stylebench.model_wrappers.repo.upstream import select_cuda
+
+    chosen: list[int] = []
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    for device in ("cpu", "cuda", "cuda:0", "cuda:3"):
+        select_cuda(device)
+    assert chosen == [0, 3]
+    MiniOmniModel(path=str(tmp_path), repo=str(STANDINS / "mini_omni"), device="cuda:2")
+    assert chosen[-1] == 2
+    for cls in (glm4_voice.GLM4VoiceModel, baichuan_omni.BaichuanOmniModel):  # source check:
+        init = inspect.getsource(cls.__init__)  # their stand-ins need more set-up than this
+        assert init.index("select_cuda(device)") < init.index("from_pretrained"), cls
+
+
 def test_mini_omni_needs_a_local_checkpoint(wavs):
     from stylebench.model_wrappers.repo.mini_omni import MiniOmniModel
 
@@ -185,6 +209,33 @@ def test_freeze_omni_contract_with_standin(freeze, wavs):
     assert [r.text for r in replies] == ["Hello. Again!"] * 3
     assert [r.raw["history_replayed"] for r in replies] == [False, False, False]
     assert replies[0].sr == 24000 and sf.info(replies[0].audio).frames == 12000
+
+
+def test_what_each_model_hears_is_named(freeze, slam):
+    """The history kind in each wrapper's manifest entry (issue 11: Freeze-Omni's KV cache holds
+    its own text tokens, not its reply audio, so it is "text only")."""
+    from stylebench.model_wrappers.common import HISTORY_KINDS
+    from stylebench.model_wrappers.hf import minicpm_o
+    from stylebench.model_wrappers.repo import baichuan_omni, glm4_voice, gpt_omni, llama_omni2
+
+    assert freeze.describe()["history_kind"] == "text only"
+    assert "never heard" in freeze.describe()["history"]
+    assert slam.describe()["history_kind"] == "text only"
+    kinds = {
+        "glm-4-voice": glm4_voice.SPEC.history_kind,
+        "baichuan-omni-1.5": baichuan_omni.SPEC.history_kind,
+        "mini-omni": gpt_omni.gpt_omni_spec("mini-omni").history_kind,
+        "llama-omni2": llama_omni2.SPEC.history_kind,
+        "minicpm-o-2.6": minicpm_o.SPEC.history_kind,
+    }
+    assert kinds == {
+        "glm-4-voice": "own audio + text",
+        "baichuan-omni-1.5": "own audio + text",
+        "mini-omni": "none (single-turn)",
+        "llama-omni2": "text only",
+        "minicpm-o-2.6": "text only",
+    }
+    assert set(kinds.values()) <= set(HISTORY_KINDS)
 
 
 def test_freeze_omni_replays_history_it_did_not_see(freeze, wavs):

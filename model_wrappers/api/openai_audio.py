@@ -1,16 +1,16 @@
 """``openai-audio``: any OpenAI-compatible chat-completions endpoint that hears and speaks.
 
-GPT-4o audio models on the OpenAI API, or omni models served by vLLM behind the same wire
-format. Per turn it POSTs ``{base_url}/chat/completions`` with ``modalities: ["text", "audio"]``
-and ``audio: {voice, format: "wav"}``. The conversation is sent whole each turn (the API keeps no
-state):
+GPT-4o audio models on the OpenAI API, or Qwen2.5-Omni, Qwen3-Omni and Kimi-Audio served by
+vLLM-Omni (``flavour=``, :mod:`.flavours`: the servers differ in the length field, the voice
+field, the reply's choices and the history forms they accept). Per turn it POSTs
+``{base_url}/chat/completions`` with ``modalities: ["text", "audio"]``. The conversation is sent
+whole each turn (the API keeps no state):
 
 - user turns: one ``input_audio`` content part, the request's wav in base64 (no text: the model
   must hear the request);
-- earlier assistant turns: ``{"role": "assistant", "audio": {"id": ...}}`` when the server gave
-  that reply an audio id that has not expired (the OpenAI reference's form for multi-turn audio,
-  so the model hears its own earlier voice); otherwise, or with ``history=text``, the reply's
-  transcript as plain ``content``. The schema has no way to send assistant audio inline.
+- earlier assistant turns, by flavour: the OpenAI audio id while valid (else the transcript),
+  the transcript only, or the transcript plus the reply wav as content parts; ``history=text``
+  always sends transcripts.
 
 The reply's base64 wav is written to a scratch file; its transcript becomes ``Turn.text``.
 Retries with exponential backoff on 429, 5xx and connection errors (``Retry-After`` honoured);
@@ -32,6 +32,15 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from stylebench.model_wrappers.api.flavours import (
+    AUDIO_ID,
+    TEXT_AUDIO,
+    flavour,
+    reply_parts,
+    request_body,
+    system_message,
+    wav_part,
+)
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.common import scratch_wav
 from stylebench.model_wrappers.weights import AVAILABLE
@@ -55,21 +64,23 @@ class OpenAIAudioModel(SpeechModel):
         self,
         base_url: str = "https://api.openai.com/v1",
         model: str = "gpt-4o-audio-preview",
-        voice: str = "alloy",
+        voice: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         max_concurrency: int | str = 4,
         timeout_s: float | str = 120.0,
         retries: int | str = 4,
         backoff_s: float | str = 1.0,
         history: str = "auto",
-        system: str = "",
+        system: str | None = None,
+        flavour: str = "openai",
     ) -> None:
         """Configure the endpoint; numbers may come as strings from ``--model-arg``.
 
         Args:
             base_url: the server's ``/v1`` root, e.g. ``http://127.0.0.1:8000/v1`` for vLLM.
             model: the served model name.
-            voice: the output voice the server offers (OpenAI: alloy, ash, ...).
+            voice: the output voice (OpenAI: alloy, the default, ash, ...; vLLM-Omni Qwen: a
+                ``speaker`` such as Chelsie or Ethan, the model's default when not given).
             api_key_env: environment variable holding the API key; no header when it is unset.
             max_concurrency: requests in flight at once from one instance (the local runner
                 asks one turn at a time; this bounds threaded callers).
@@ -77,8 +88,18 @@ class OpenAIAudioModel(SpeechModel):
             retries: extra attempts after a 429, a 5xx or a connection error.
             backoff_s: first retry delay in seconds, doubled per attempt (capped at 60).
             history: ``auto`` (assistant audio id when known, else transcript) or ``text``.
-            system: optional system prompt (none by default; recorded in the manifest).
+            system: system prompt (recorded in the manifest). Default: none, except the model
+                card's prompt for ``vllm-omni-qwen2.5``; ``vllm-omni-kimi`` takes none.
+            flavour: ``openai``, ``vllm-omni-qwen2.5``, ``vllm-omni-qwen3`` or
+                ``vllm-omni-kimi`` (see :mod:`.flavours`).
         """
+        fl = self.flavour = _flavour(flavour)
+        voice = fl.default_voice if voice is None else voice
+        system = fl.default_system if system is None else system
+        if voice and not fl.voice_field:
+            raise ValueError(f"openai-audio: flavour {fl.name} has no voice selection")
+        if system and not fl.system_allowed:
+            raise ValueError(f"openai-audio: flavour {fl.name} takes no system message")
         if history not in ("auto", "text"):
             raise ValueError(f"openai-audio: history must be auto or text, got {history!r}")
         if not base_url.startswith(("http://", "https://")):
@@ -107,7 +128,9 @@ class OpenAIAudioModel(SpeechModel):
             "model": self.model,
             "voice": self.voice,
             "audio_format": "wav",
-            "history": self.history,
+            "flavour": self.flavour.name,
+            "history": f"{self.history}: {self.flavour.history_words(self.history)}",
+            "history_kind": self.flavour.history_kind(self.history),
             "system": self.system,
         }
 
@@ -116,14 +139,22 @@ class OpenAIAudioModel(SpeechModel):
         """The ``messages`` array for one request (see the module docstring for the forms)."""
         out: list[dict[str, Any]] = []
         if self.system:
-            out.append({"role": "system", "content": self.system})
+            out.append(system_message(self.flavour, self.system))
+        auto = self.history == "auto"
         for turn in (*history, user_turn):
             if turn.role == "user":
                 out.append({"role": "user", "content": [_audio_part(turn)]})
                 continue
-            audio_id = self._known_id(turn) if self.history == "auto" else None
+            audio_id = self._known_id(turn) if auto and self.flavour.history == AUDIO_ID else None
             if audio_id:
                 out.append({"role": "assistant", "audio": {"id": audio_id}})
+            elif auto and self.flavour.history == TEXT_AUDIO:
+                if not turn.audio or not os.path.isfile(turn.audio):
+                    raise ValueError(
+                        "openai-audio: an earlier reply's wav is missing; it is sent back"
+                    )
+                parts = [{"type": "text", "text": turn.text}, wav_part(turn.audio)]
+                out.append({"role": "assistant", "content": parts})
             else:
                 out.append({"role": "assistant", "content": turn.text})
         return out
@@ -143,29 +174,22 @@ class OpenAIAudioModel(SpeechModel):
         return audio_id
 
     # -- one turn ----------------------------------------------------------------------------
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        body = request_body(self.flavour, self.model, self.voice, [], decode)
+        return {k: body[k] for k in ("temperature", "top_p", "seed", self.flavour.length_field)}
+
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         msgs = self.messages(history, user_turn)
-        body = {
-            "model": self.model,
-            "modalities": ["text", "audio"],
-            "audio": {"voice": self.voice, "format": "wav"},
-            "messages": msgs,
-            "temperature": decode.temperature,
-            "top_p": decode.top_p,
-            "max_completion_tokens": decode.max_new_tokens,
-            "seed": decode.seed,
-        }
+        body = request_body(self.flavour, self.model, self.voice, msgs, decode)
         with self._slots:
             data = self._post(body)
-        try:
-            message = data["choices"][0]["message"]
-        except (KeyError, IndexError, TypeError):
-            raise EndpointError(f"{self.url}: no choices[0].message in {str(data)[:300]}") from None
-        audio = message.get("audio") or {}
-        if not audio.get("data"):
+        text, audio = reply_parts(data)
+        if not isinstance(data, dict) or not data.get("choices"):
+            raise EndpointError(f"{self.url}: no choices[].message in {str(data)[:300]}")
+        if audio is None:
             raise EndpointError(
                 f"{self.url}: the reply has no audio (does {self.model!r} support audio output?); "
-                f"text was {str(message.get('content'))[:200]!r}"
+                f"text was {text[:200]!r}"
             )
         wav = base64.b64decode(audio["data"])
         path = scratch_wav(self.name)
@@ -174,15 +198,12 @@ class OpenAIAudioModel(SpeechModel):
         if audio.get("id"):
             with self._ids_lock:
                 self._ids[hashlib.sha256(wav).hexdigest()] = (audio["id"], audio.get("expires_at"))
-        text = audio.get("transcript") or message.get("content") or ""
         raw = {
             "audio_id": audio.get("id"),
             "served_model": data.get("model"),
             "system_fingerprint": data.get("system_fingerprint"),
             "usage": data.get("usage"),
-            "history_forms": [
-                "audio_id" if "audio" in m else "text" for m in msgs if m["role"] == "assistant"
-            ],
+            "history_forms": [_form(m) for m in msgs if m["role"] == "assistant"],
         }
         return Turn("assistant", text, str(path), sr, raw=raw)
 
@@ -221,12 +242,20 @@ class OpenAIAudioModel(SpeechModel):
         raise EndpointError(f"{self.url}: gave up after {self.retries + 1} attempts; last: {last}")
 
 
+_flavour = flavour  # the argument of __init__ shadows the function's name
+
+
 def _audio_part(turn: Turn) -> dict[str, Any]:
     if not turn.audio:
         raise ValueError("openai-audio: a user turn without audio cannot be sent")
-    with open(turn.audio, "rb") as fh:
-        data = base64.b64encode(fh.read()).decode("ascii")
-    return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+    return wav_part(turn.audio)
+
+
+def _form(message: dict[str, Any]) -> str:
+    """How one assistant message carries the earlier reply: audio_id, text or text+audio."""
+    if "audio" in message:
+        return "audio_id"
+    return "text+audio" if isinstance(message.get("content"), list) else "text"
 
 
 def _wav_rate(path: os.PathLike) -> int:

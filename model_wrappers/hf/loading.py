@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.metadata
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from stylebench.model_wrappers.weights import (
@@ -209,11 +210,27 @@ def load_processor(spec: HFSpec, transformers: Any, folder: Path, mode: str) -> 
     proc.chat_template = chat_template_of(folder, tok)
     for attr in TOKEN_ATTRS:
         setattr(proc, attr, getattr(tok, attr, None))
+    # transformers 4.57's replace_multimodal_special_tokens reads image_processor.merge_size and
+    # video_processor.merge_size on every call (to size image/video placeholders, of which
+    # there are none here): stand-ins that hold only the checkpoint's merge_size
+    merge = SimpleNamespace(merge_size=merge_size_of(folder))
+    proc.image_processor = proc.video_processor = merge
     if proc.audio_token is None or proc.audio_token_id is None:
         raise ValueError(
             f"the tokenizer in {folder} names no audio_token; use --model-arg processor=official"
         )
     return proc, mode
+
+
+def merge_size_of(folder: Path) -> int:
+    """The vision merge size in the checkpoint's preprocessor config (2, Qwen's, when absent)."""
+    import json
+
+    p = folder / "preprocessor_config.json"
+    try:
+        return int(json.loads(p.read_text(encoding="utf-8")).get("merge_size") or 2)
+    except (OSError, ValueError, AttributeError):
+        return 2
 
 
 def chat_template_of(folder: Path, tokenizer: Any) -> str:

@@ -28,7 +28,14 @@ from typing import Any
 
 from stylebench.audio import sha256_file
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, scratch_wav, seed_all
+from stylebench.model_wrappers.common import (
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    scratch_wav,
+    seed_all,
+)
+from stylebench.model_wrappers.decoding import DROP
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
     RepoSpec,
@@ -58,6 +65,10 @@ SPEC = RepoSpec(
     output_sr="as returned by chat() (24 kHz for the 2.6 vocoder)",
     official_sampling=OFFICIAL_SAMPLING,
     run_mapping=RUN_MAPPING,
+    # chat(sampling=True) builds {top_p, top_k, temperature, do_sample: True, repetition_penalty}
+    # and overwrites those keys from its kwargs: do_sample=False there is greedy search
+    greedy={"do_sample": False, "temperature": DROP},
+    history_kind=HISTORY_TEXT,
     history="user turns as audio (16 kHz arrays), earlier replies as text "
     "(the README's multi-turn recipe)",
 )
@@ -138,6 +149,9 @@ class MiniCPMOModel(SpeechModel):
             msgs.append({"role": "assistant", "content": reply.text})
         msgs.append({"role": "user", "content": [_load_16k(audio_of(user_turn))]})
         return msgs
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import soundfile as sf

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import write_reply
+from stylebench.model_wrappers.common import HISTORY_TEXT, write_reply
 from stylebench.model_wrappers.hf import loading as hf
 from stylebench.model_wrappers.hf.turns import (
     conversation,
@@ -123,12 +123,16 @@ class QwenOmniModel(SpeechModel):
             "speaker": self.speaker,
             "system_prompt": self.system_prompt,
             "history": self.history,
+            "history_kind": HISTORY_TEXT,
             "use_audio_in_video": False,
             "thinker": self.thinker,
             "talker": self._talker(),
             "seeded": "torch.manual_seed(decode.seed) before each turn",
             "output_sr": self.output_sr,
         }
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return thinker_sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.model_wrappers.decoding import is_greedy
 from stylebench.records import DecodeConfig, Turn
 
 INPUT_SR = 16000  # both processors' WhisperFeatureExtractor rate
@@ -29,7 +30,9 @@ def conversation(
         raise ValueError(f"history must alternate user/assistant turns, got {len(history)} turns")
     msgs: list[dict[str, Any]] = []
     if system_prompt:
-        msgs.append({"role": "system", "content": system_prompt})
+        # the list form: Qwen2_5OmniProcessor.apply_chat_template in transformers 4.57-5.5 reads
+        # conversation[0]["content"][0]["text"] to check the system prompt (a string crashes it)
+        msgs.append({"role": "system", "content": [{"type": "text", "text": system_prompt}]})
     wavs: list[str] = []
     turns = [*history, user_turn]
     for i, turn in enumerate(turns):
@@ -59,7 +62,7 @@ def model_inputs(processor: Any, msgs: list[dict[str, Any]], wavs: list[str], mo
 def thinker_sampling(decode: DecodeConfig) -> dict[str, Any]:
     """The run's decode settings as thinker arguments: temperature 0 is greedy decoding."""
     out: dict[str, Any] = {"thinker_max_new_tokens": int(decode.max_new_tokens)}
-    if decode.temperature > 0:
+    if not is_greedy(decode):
         out.update(
             thinker_do_sample=True,
             thinker_temperature=float(decode.temperature),

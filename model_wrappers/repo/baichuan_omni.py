@@ -34,13 +34,14 @@ from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.common import (
+    HISTORY_OWN_AUDIO,
     audio_of,
     dialogue_pairs,
-    scratch_wav,
     seed_all,
     write_reply,
 )
-from stylebench.model_wrappers.repo.turns import constant_str, prompt_in_checkout
+from stylebench.model_wrappers.decoding import is_greedy
+from stylebench.model_wrappers.repo.turns import constant_str, join_waves, prompt_in_checkout
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
     RUN,
@@ -49,6 +50,7 @@ from stylebench.model_wrappers.repo.upstream import (
     check_spec,
     loading_weights,
     require_weights,
+    select_cuda,
 )
 from stylebench.model_wrappers.weights import require_package
 from stylebench.records import DecodeConfig, Turn
@@ -76,6 +78,7 @@ SPEC = RepoSpec(
     weights="baichuan-inc/Baichuan-Omni-1d5",
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
+    history_kind=HISTORY_OWN_AUDIO,
     history="audio: user turns as audio references, replies as text interleaved with "
     "their audio segments (whole reply wav when segments are gone)",
 )
@@ -105,6 +108,7 @@ class BaichuanOmniModel(SpeechModel):
         self.system_prompt = system_prompt or demo_system_prompt(self.code.repo)
         self.weights = require_weights(path, SPEC)
         self.device = device
+        select_cuda(device)  # the demo's generation helpers place tensors on the current GPU
         vocoder_pt = Path(vocoder_mod.__file__).parent / "hift.pt"
         self.vocoder = vocoder_mod.Cosy24kVocoder.from_pretrained(str(vocoder_pt)).to(device)
         with loading_weights(SPEC, self.weights):
@@ -156,6 +160,9 @@ class BaichuanOmniModel(SpeechModel):
     def audio_ref(self, wav: str) -> str:
         return self.audio_start + json.dumps({"path": wav}, ensure_ascii=False) + self.audio_end
 
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.settings(decode)
+
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch
 
@@ -177,14 +184,14 @@ class BaichuanOmniModel(SpeechModel):
             **settings["text_first"],
         )
         spoken = self.special.sub("", tok.decode(ret.sequences[0, plen:]))
-        content, segments, responses = spoken, [], []
+        content, segments, waves = spoken, [], []
         for _ in range(MAX_ROUNDS):
             ends = int(ret.sequences[0, -1].item()) == tok.eos_token_id
             if ends and ret.sequences.shape[1] - plen <= 1:
                 break
             ret.sequences[0, -1] = self.gen_start_id
             ret, wav_seg = self.audio_step(ret, settings["audio"])
-            responses.append(ret.audios_sequences.clone())
+            waves.extend(wav_seg)
             if wav_seg:
                 seg, _ = write_reply(torch.cat(wav_seg, dim=0), OUTPUT_SR, "baichuan-segment")
                 segments.append(str(seg))
@@ -206,16 +213,17 @@ class BaichuanOmniModel(SpeechModel):
             content, spoken = content + piece, spoken + piece
         if not segments:
             raise RuntimeError("Baichuan-Omni-1.5 produced no audio segment")
-        path = scratch_wav(self.name)
-        overlap = int(OUTPUT_SR * 0.01)
-        self.gen.decode_save_concat(
-            responses, self.vocoder, self.model, str(path), OUTPUT_SR, overlap
-        )
+        # the scored reply is the audio the model hears as its own in later turns: the segments
+        # decoded above, joined as decode_save_concat joins its waves. (decode_save_concat itself
+        # would decode the tokens a second time, and the flow decoder starts from noise, so that
+        # reply would differ from the segments fed back, and cost a second vocoder pass.)
+        path, _ = write_reply(join_waves(waves, int(OUTPUT_SR * 0.01)), OUTPUT_SR, self.name)
         raw = {
             "baichuan_content": content,
             "baichuan_segments": segments,
             "history_rebuilt": rebuilt,
             "sampling": settings,
+            "scored_audio": "the history segments, joined (no second decode)",
         }
         return Turn("assistant", spoken.strip(), str(path), OUTPUT_SR, raw=raw)
 
@@ -237,10 +245,15 @@ class BaichuanOmniModel(SpeechModel):
 
     def settings(self, decode: DecodeConfig) -> dict[str, dict[str, Any]]:
         out = {k: dict(v) for k, v in OFFICIAL_SAMPLING.items()}
-        if self.code.sampling_mode == RUN:  # the run's temperature/top_p for the text steps
+        if self.code.sampling_mode == RUN:  # the run's settings for the text steps
             for step in ("text_first", "text_next"):
-                out[step].update(temperature=decode.temperature, top_p=decode.top_p)
-                out[step]["do_sample"] = decode.temperature > 0
+                if is_greedy(decode):  # transformers' greedy search; no temperature to divide by
+                    for key in ("temperature", "top_p", "top_k"):
+                        out[step].pop(key, None)
+                    out[step]["do_sample"] = False
+                else:
+                    out[step].update(temperature=decode.temperature, top_p=decode.top_p)
+                    out[step]["do_sample"] = True
         return out
 
 

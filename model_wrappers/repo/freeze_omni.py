@@ -13,11 +13,13 @@ Follows the official ``bin/inference.py`` (``inference``) and, for later turns, 
 
 The system role is the one ``bin/inference.py`` passes, read from the user's checkout.
 
-Audio history: audio, through the model's own state. Like the official server, the dialogue's KV
-cache after a reply is the starting state of the next user turn (encoder and adapter caches
-reset). That state lives in this process; when it is missing (a run resumed in a new process)
-earlier turns are replayed: their user audio is fed again and the replies regenerated (which
-may differ from the recorded ones), and the turn is flagged ``history_replayed``.
+History kind: text only. Like the official server, the dialogue's KV cache after a reply is the
+starting state of the next user turn (encoder and adapter caches reset); that cache holds the
+user's speech features and the model's own *text* tokens, never its reply audio, so the model
+does not hear itself. The state lives in this process; when it is missing (a run resumed in a
+new process) earlier turns are replayed: their user audio is fed again and the replies
+regenerated (not the recorded ones; they may differ), and the turn is flagged
+``history_replayed``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
 from stylebench.model_wrappers.repo.turns import StateCache, constant_str, prompt_in_checkout
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
@@ -62,8 +70,14 @@ SPEC = RepoSpec(
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
     run_mapping=RUN_MAPPING,
-    history="audio: the model's own KV-cache state carried from turn to turn, as the "
-    "official server does (replayed, and flagged, after a restart)",
+    # audioLLM._post_decode divides the logits by the temperature (0 gives NaN) and always
+    # draws with torch.multinomial: top_k 1 leaves one candidate, so the draw is the argmax
+    greedy={"temperature": 1.0, "top_k": 1, "top_p": 0.0},
+    history_kind=HISTORY_TEXT,
+    history="own text only: the KV cache carried from turn to turn (as the official server "
+    "does) holds the user's speech features and the model's own text tokens; its reply audio "
+    "is never heard. After a restart earlier replies are regenerated, not the recorded ones "
+    "(flagged history_replayed)",
 )
 CODEC = {"codec_chunk_size": 40, "codec_padding_size": 10, "decoder_topk": 2}
 SENTENCE_ENDS = ("。", "：", "？", "！", ".", "?", "!", "\n")  # where bin/inference.py synthesises
@@ -114,6 +128,9 @@ class FreezeOmniModel(SpeechModel):
         return self.code.describe(
             self.weights, llm=str(self.llm), llm_revision=weights_revision(self.llm), codec=CODEC
         )
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch

@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_OWN_AUDIO,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
+from stylebench.model_wrappers.decoding import DROP
 from stylebench.model_wrappers.repo.turns import constant_str, prompt_in_checkout
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
@@ -40,6 +47,7 @@ from stylebench.model_wrappers.repo.upstream import (
     loading_weights,
     require_local_dir,
     require_weights,
+    select_cuda,
 )
 from stylebench.model_wrappers.weights import require_package, weights_revision
 from stylebench.records import DecodeConfig, Turn
@@ -63,6 +71,11 @@ SPEC = RepoSpec(
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
     run_mapping=RUN_MAPPING,
+    # model_server.py calls transformers' generate with temperature and top_p and no do_sample,
+    # so whether it samples is the checkpoint's generation_config's say: set it either way
+    greedy={"do_sample": False, "temperature": DROP, "top_p": DROP},
+    sampled={"do_sample": True},
+    history_kind=HISTORY_OWN_AUDIO,
     history="audio: earlier turns as their speech tokens and the model's own "
     "interleaved completions (re-tokenised reply + text when the completion is absent)",
 )
@@ -97,6 +110,7 @@ class GLM4VoiceModel(SpeechModel):
         self.weights = require_weights(path, SPEC)
         self.tokenizer_path = tokenizer
         self.device = device
+        select_cuda(device)  # flow_inference / speech_tokenizer helpers use the current GPU
         self.extract_speech_token = self.code.module.extract_speech_token
         with loading_weights(SPEC, self.weights):
             self.glm = transformers.AutoModel.from_pretrained(
@@ -167,6 +181,9 @@ class GLM4VoiceModel(SpeechModel):
             "<|assistant|>streaming_transcription\n"
         )
         return text, rebuilt
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, scratch_wav, seed_all
+from stylebench.model_wrappers.common import (
+    HISTORY_NONE,
+    audio_of,
+    dialogue_pairs,
+    scratch_wav,
+    seed_all,
+)
 from stylebench.model_wrappers.repo.turns import drain
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
@@ -23,6 +29,7 @@ from stylebench.model_wrappers.repo.upstream import (
     Upstream,
     check_spec,
     require_local_dir,
+    select_cuda,
 )
 from stylebench.records import DecodeConfig, Turn
 
@@ -50,7 +57,12 @@ def gpt_omni_spec(name: str) -> RepoSpec:
         output_sr=OUTPUT_SR,
         official_sampling=OFFICIAL_SAMPLING,
         run_mapping=RUN_MAPPING,
+        # litgpt's sample(): top_k 1 leaves one candidate (argmax); temperature 0 alone is not
+        # greedy there while top_p > 0. Sampling needs top_k lifted, or top_k 1 wins again.
+        greedy={"top_k": 1},
+        sampled={"top_k": None},
         history=HISTORY,
+        history_kind=HISTORY_NONE,
     )
 
 
@@ -80,6 +92,7 @@ class GptOmniModel(SpeechModel):
         )
         self.weights = str(self.ckpt)
         self.device = device
+        select_cuda(device)  # utils/snac_utils and load_model's Whisper use the current GPU
         self.omni = self.code.module.OmniInference(ckpt_dir=str(self.ckpt), device=device)
 
     @classmethod
@@ -95,6 +108,9 @@ class GptOmniModel(SpeechModel):
     def reply_wav(self, streams: list[Any], saved: Path | None) -> Path:
         """The reply wav from the finished token streams (``saved``: the ``save_path`` given)."""
         raise NotImplementedError
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_OWN_AUDIO,
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
     RepoSpec,
@@ -59,6 +66,7 @@ SPEC = RepoSpec(
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
     run_mapping=RUN_MAPPING,
+    greedy={"text_temperature": 0.0},  # sampler.py: a text temperature <= 1e-6 is argmax
 )
 HISTORY_MODES = ("audio-text", "text")
 
@@ -99,7 +107,10 @@ class KimiAudioModel(SpeechModel):
             )
         else:
             history = "text fallback: earlier replies as text only, user turns as audio"
-        return self.code.describe(self.weights, history=history, run_mapping=RUN_MAPPING)
+        kind = HISTORY_OWN_AUDIO if self.history_mode == "audio-text" else HISTORY_TEXT
+        return self.code.describe(
+            self.weights, history=history, history_kind=kind, run_mapping=RUN_MAPPING
+        )
 
     def messages(self, history: Sequence[Turn], user_turn: Turn) -> list[dict[str, Any]]:
         """The ``chats`` list ``KimiAudio.generate`` takes (see prompt_manager.get_prompt)."""
@@ -113,6 +124,9 @@ class KimiAudioModel(SpeechModel):
                 msgs.append({"role": "assistant", "message_type": "text", "content": reply.text})
         msgs.append({"role": "user", "message_type": "audio", "content": audio_of(user_turn)})
         return msgs
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         msgs = self.messages(history, user_turn)

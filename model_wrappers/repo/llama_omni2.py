@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
 from stylebench.model_wrappers.repo.turns import has_han
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
@@ -41,6 +47,7 @@ from stylebench.model_wrappers.repo.upstream import (
 )
 from stylebench.model_wrappers.weights import require_package, weights_revision
 from stylebench.records import DecodeConfig, Turn
+from stylebench.registry import MissingExtraError
 
 SUBDIRS = ("", "third_party/Matcha-TTS")  # run_cosy2_decoder.py imports cosyvoice and matcha
 OUTPUT_SR = 24000  # run_cosy2_decoder.py saves at 24 kHz
@@ -61,6 +68,8 @@ SPEC = RepoSpec(
     output_sr=OUTPUT_SR,
     official_sampling=OFFICIAL_SAMPLING,
     run_mapping=RUN_MAPPING,
+    greedy={"temperature": 0.0, "top_p": None},  # respond() turns 0 into do_sample=False
+    history_kind=HISTORY_TEXT,
     history="user turns as audio (Whisper log-mels), earlier replies as text "
     "(the official multi-turn format)",
 )
@@ -101,15 +110,16 @@ class LlamaOmni2Model(SpeechModel):
                 f"huggingface-cli download {SPEC.weights} --local-dir /m, then --model-arg path=/m",
             )
         )
-        self.speech_encoder = speech_encoder
         self.device = device
         self.speech_token = constants.DEFAULT_SPEECH_TOKEN
         self.speech_index = constants.SPEECH_TOKEN_INDEX
         with loading_weights(SPEC, self.weights):
             config = transformers.AutoConfig.from_pretrained(self.weights)
             config.tts_tokenizer = os.path.join(self.weights, "tts_tokenizer")
-            if speech_encoder:  # the checkpoint names Whisper by a path relative to its own cwd
-                config.speech_encoder = speech_encoder
+            self.speech_encoder = speech_encoder_path(
+                speech_encoder, getattr(config, "speech_encoder", None), self.checkout()
+            )
+            config.speech_encoder = self.speech_encoder
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(
                 self.weights, use_fast=False
             )
@@ -124,6 +134,13 @@ class LlamaOmni2Model(SpeechModel):
     @classmethod
     def check(cls) -> tuple[str, str]:
         return check_spec(SPEC)
+
+    def checkout(self) -> Path | None:
+        """The LLaMA-Omni2 checkout: ``repo=``, else the one ``llama_omni2`` is imported from."""
+        if self.code.repo is not None:
+            return self.code.repo
+        origin = getattr(self.code.module, "__file__", None)  # <root>/llama_omni2/model/...
+        return Path(origin).resolve().parents[2] if origin else None
 
     def describe(self) -> dict[str, Any]:
         return self.code.describe(
@@ -162,6 +179,9 @@ class LlamaOmni2Model(SpeechModel):
         speech = torch.nn.utils.rnn.pad_sequence(mels, batch_first=True, padding_value=0)
         lengths = torch.LongTensor([len(m) for m in mels])
         return ids.unsqueeze(0), speech, lengths
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return self.code.sampling(decode)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         import torch
@@ -215,3 +235,24 @@ def unit_list(units: Any) -> list[int]:
         else:
             flat.append(int(item))
     return flat
+
+
+def speech_encoder_path(given: str | None, configured: str | None, checkout: Path | None) -> str:
+    """The Whisper-large-v3 file the model loads, as an absolute path that exists.
+
+    ``speech_encoder=`` wins; else the checkpoint config's path (``models/speech_encoder/
+    large-v3.pt``, where the README's ``whisper.load_model("large-v3", download_root=
+    "models/speech_encoder/")`` puts it), which is relative to the checkout, not to the
+    runner's working directory. Missing: the one-line error naming the argument.
+    """
+    name = given or configured or "models/speech_encoder/large-v3.pt"
+    p = Path(name).expanduser()
+    if not p.is_absolute() and not given and checkout is not None:
+        p = checkout / p
+    if not p.is_file():
+        raise MissingExtraError(
+            f"llama-omni2: no Whisper-large-v3 at {p}: download it as the README says "
+            "(whisper.load_model('large-v3', download_root='models/speech_encoder/') in the "
+            "checkout) or pass --model-arg speech_encoder=/path/to/large-v3.pt"
+        )
+    return str(p.resolve())

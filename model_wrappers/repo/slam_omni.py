@@ -23,13 +23,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from stylebench.audio import sha256_file
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.model_wrappers.common import audio_of, dialogue_pairs, seed_all, write_reply
+from stylebench.model_wrappers.common import (
+    HISTORY_TEXT,
+    audio_of,
+    dialogue_pairs,
+    seed_all,
+    write_reply,
+)
+from stylebench.model_wrappers.decoding import is_greedy
 from stylebench.model_wrappers.repo.upstream import OFFICIAL, RUN, RepoSpec, Upstream, check_spec
 from stylebench.model_wrappers.weights import require_package
 from stylebench.records import DecodeConfig, Turn
@@ -90,20 +98,22 @@ class SlamOmniModel(SpeechModel):
                 f"{self.config_path}); pass repo= or set it in the config"
             )
         self._absolute_model_file(cfg)
+        resolve_paths(cfg, repo_root)
         self.cfg = cfg
         self.logger = log
         self.device = device
         self.layer_shift = (
             snac_utils.layershift if cfg.dataset_config.do_layershift else snac_utils.simple_shift
         )
-        prompt = cfg.audio_prompt_path
-        self.audio_prompt = prompt if prompt and Path(prompt).exists() else None
-        self.tone_dir = Path(prompt).stem if self.audio_prompt else "default_tone"
+        self.audio_prompt = cfg.audio_prompt_path or None  # resolved and checked above
+        self.tone_dir = Path(self.audio_prompt).stem if self.audio_prompt else "default_tone"
         factory = model_utils.get_custom_model_factory(cfg.model_config, self.logger)
         extra = {k: cfg[k] for k in cfg if k not in _SECTIONS}
         self.model, _ = factory(cfg.train_config, cfg.model_config, **extra)
         self.model.to(device)
         self.model.eval()
+        set_rate = oc.load(str(self.config_path)).get("speech_sample_rate")
+        self.output_sr = output_rate(self.model, cfg, set_rate)
 
     def _absolute_model_file(self, cfg: Any) -> None:
         # the factory file is named relative to the repository root; the runner's cwd is not it
@@ -124,8 +134,9 @@ class SlamOmniModel(SpeechModel):
             str(self.cfg.ckpt_path),
             history="text: USER: <model's own transcript> ASSISTANT: <reply text> in its "
             "system prompt (the dialogue transcript replaces a missing model transcript)",
+            history_kind=HISTORY_TEXT,
             sampling=decode,
-            output_sr=int(self.cfg.speech_sample_rate),
+            output_sr=self.output_sr,
             config=str(self.config_path),
             config_sha256=sha256_file(self.config_path),
             system_prompt_sha256=hashlib.sha256(
@@ -146,12 +157,24 @@ class SlamOmniModel(SpeechModel):
         return text, substituted
 
     def decode_config(self, decode: DecodeConfig) -> Any:
+        """The config's decode settings, or the run's (``sampling=run``).
+
+        ``sample_next_token`` (examples/s2s/model/slam_model_s2s.py) divides the logits by the
+        temperature before its argmax or draw: temperature 0 gives inf/NaN logits and a wrong
+        argmax, so greedy is ``do_sample=False`` at temperature 1 with top_p 1 (no filtering).
+        """
         dc = self.cfg.decode_config.copy()
         if self.code.sampling_mode == RUN:
-            for field_name, key in RUN_MAPPING.items():
-                dc[key] = getattr(decode, field_name)
-            dc["do_sample"] = decode.temperature > 0
+            dc["max_new_tokens"] = decode.max_new_tokens
+            if is_greedy(decode):
+                dc.update(do_sample=False, temperature=1.0, top_p=1.0)
+            else:
+                dc.update(do_sample=True, temperature=decode.temperature, top_p=decode.top_p)
         return dc
+
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        oc = require_package("omegaconf", SPEC.hint()).OmegaConf
+        return oc.to_container(self.decode_config(decode), resolve=True)
 
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         hist, substituted = self.history_text(history)
@@ -172,7 +195,7 @@ class SlamOmniModel(SpeechModel):
         )
         if audio is None:
             raise RuntimeError("SLAM-Omni returned no audio (the reply reached max_new_tokens)")
-        sr = int(self.cfg.speech_sample_rate)
+        sr = self.output_sr
         path, _ = write_reply(audio, sr, self.name)
         raw = {"slam_user_transcript": str(heard), "history_transcript_substituted": substituted}
         return Turn("assistant", str(text).strip(), str(path), sr, raw=raw)
@@ -186,3 +209,69 @@ _SECTIONS = (
     "dataset_config",
     "decode_config",
 )
+
+
+def resolve_paths(cfg: Any, root: Path | None) -> None:
+    """Make the config's file paths absolute against the checkout, as the official script runs
+    from the repository root (``./examples/s2s/audio_prompt/...``), and check they exist.
+
+    A missing or unresolvable ``audio_prompt_path`` would silently switch the official code to
+    its default voice (``generate_s2s_online_multi_round.py``: ``os.path.exists`` else
+    ``default_tone``), so it stops the run instead; no prompt at all is the default voice.
+    """
+    for section, key in ((None, "audio_prompt_path"), ("model_config", "codec_decoder_path")):
+        node = cfg if section is None else cfg[section]
+        value = node.get(key)
+        if not value:
+            continue
+        p = Path(str(value)).expanduser()
+        if not p.is_absolute():
+            if root is None:
+                raise MissingExtraError(
+                    f"slam-omni: {key}={value} is relative to the SLAM-LLM checkout: pass "
+                    "--model-arg repo=/path/to/SLAM-LLM or make it absolute"
+                )
+            p = root / p
+        if not p.exists():
+            raise MissingExtraError(f"slam-omni: {key} not found at {p} (from {value!r})")
+        node[key] = str(p.resolve())
+
+
+def decoder_rate(codec: Any, decoder_path: str | None) -> int | None:
+    """The sample rate the codec decoder writes, read from the decoder itself.
+
+    SNAC holds ``sampling_rate``; the CosyVoice copy in SLAM-LLM has none on its outer class but
+    its HiFT vocoder does (``examples/s2s/utils/cosyvoice/hifigan/generator.py``,
+    ``HiFTGenerator.sampling_rate``), and its ``cosyvoice.yaml`` states ``sample_rate``.
+    """
+    for holder in (codec, getattr(getattr(codec, "model", None), "hift", None)):
+        for attr in ("sample_rate", "sampling_rate"):
+            value = getattr(holder, attr, None)
+            if isinstance(value, int) and value > 0:
+                return value
+    yaml = Path(decoder_path) / "cosyvoice.yaml" if decoder_path else None
+    if yaml is not None and yaml.is_file():
+        found = re.search(r"^sample_rate:\s*(\d+)", yaml.read_text(encoding="utf-8"), re.M)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def output_rate(model: Any, cfg: Any, configured: Any) -> int:
+    """The reply's sample rate: the decoder's; a different ``speech_sample_rate`` in the user's
+    config, or no rate readable from the decoder, stops the run (a wrong rate shifts pitch and
+    speaking rate by the ratio, e.g. 24000/22050 = +8.8%, silently)."""
+    codec = getattr(model, "codec_decoder", None)
+    rate = decoder_rate(codec, cfg.model_config.get("codec_decoder_path"))
+    if rate is None:
+        raise MissingExtraError(
+            "slam-omni: cannot read the codec decoder's sample rate (model.codec_decoder has no "
+            "sample_rate/sampling_rate, no cosyvoice.yaml at model_config.codec_decoder_path); "
+            "refusing to write replies at a guessed rate"
+        )
+    if configured is not None and int(configured) != rate:
+        raise ValueError(
+            f"slam-omni: the config's speech_sample_rate={configured} but the decoder writes "
+            f"{rate} Hz; fix speech_sample_rate (22050 for CosyVoice, 24000 for SNAC)"
+        )
+    return rate

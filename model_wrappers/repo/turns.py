@@ -9,7 +9,7 @@ Nothing heavy is imported here.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +106,19 @@ class StateCache:
 
     def get(self, reply_wav: str) -> Any | None:
         return self._states.get(sha256_file(reply_wav))
+
+
+def join_waves(waves: Sequence[Any], overlap: int) -> Any:
+    """Join ``[1, n]`` waves as the demo's ``decode_save_concat`` does (web_demo/generation.py,
+    lines 555-561): between two pieces both longer than ``overlap`` it inserts a linear
+    crossfade of the first one's last and the second one's first ``overlap`` samples."""
+    import torch
+
+    out = [waves[0]]
+    for w in waves[1:]:
+        prev = out[-1]
+        if prev.shape[1] > overlap and w.shape[1] > overlap:
+            down = torch.linspace(1.0, 0.0, overlap, device=prev.device)[None, :]
+            out.append(prev[:, -overlap:] * down + w[:, :overlap] * down.flip(-1))
+        out.append(w)
+    return torch.cat(out, dim=1)

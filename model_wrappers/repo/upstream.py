@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from stylebench.model_wrappers.decoding import run_settings
 from stylebench.model_wrappers.weights import (
     AVAILABLE,
     MISSING_PACKAGE,
@@ -52,6 +53,11 @@ class RepoSpec:
         official_sampling: the model's documented sampling settings, in its argument names.
         run_mapping: DecodeConfig field -> the model's argument name, for ``sampling=run``.
         history: how earlier turns reach the model, in words, for the manifest.
+        history_kind: what the model hears of its earlier replies, one of
+            :data:`~stylebench.model_wrappers.common.HISTORY_KINDS`.
+        greedy: the model's arguments that make its text decoder greedy (``sampling=run`` at
+            temperature 0; see :mod:`stylebench.model_wrappers.decoding`).
+        sampled: arguments added when ``sampling=run`` samples (temperature above 0).
     """
 
     name: str
@@ -64,6 +70,9 @@ class RepoSpec:
     official_sampling: Mapping[str, Any] = field(default_factory=dict, compare=False)
     run_mapping: Mapping[str, str] = field(default_factory=dict, compare=False)
     history: str = ""
+    history_kind: str = ""
+    greedy: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    sampled: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def hint(self) -> str:
         """The one-line install hint used in every missing-package message."""
@@ -101,20 +110,18 @@ class Upstream:
         """One call's sampling settings.
 
         ``official`` keeps the model's documented defaults (the run's temperature and top_p are
-        not used); ``run`` writes the run's DecodeConfig fields named in ``spec.run_mapping``
-        over them.
+        not used); ``run`` maps the run's settings with
+        :func:`~stylebench.model_wrappers.decoding.run_settings` (temperature 0 = the spec's
+        ``greedy`` arguments).
         """
-        out = dict(self.spec.official_sampling)
-        if self.sampling_mode == RUN:
-            for field_name, arg in self.spec.run_mapping.items():
-                out[arg] = getattr(decode, field_name)
-        return out
+        return spec_settings(self.spec, decode, self.sampling_mode)
 
     def describe(
         self,
         weights: str,
         *,
         history: str | None = None,
+        history_kind: str | None = None,
         sampling: Mapping[str, Any] | None = None,
         output_sr: int | str | None = None,
         **extra: Any,
@@ -134,12 +141,22 @@ class Upstream:
             "weights": weights,
             "weights_revision": weights_revision(weights) if weights else "unknown",
             "history": spec.history if history is None else history,
+            "history_kind": spec.history_kind if history_kind is None else history_kind,
             "sampling_mode": self.sampling_mode,
             "sampling": dict(spec.official_sampling if sampling is None else sampling),
             "seed": "torch/numpy/random seeded with the run seed before every turn",
             "output_sr": spec.output_sr if output_sr is None else output_sr,
             **extra,
         }
+
+
+def spec_settings(spec: RepoSpec, decode: DecodeConfig, mode: str) -> dict[str, Any]:
+    """The arguments one call of ``spec``'s model gets in sampling ``mode`` (see ``sampling``)."""
+    if mode != RUN:
+        return dict(spec.official_sampling)
+    return run_settings(
+        spec.official_sampling, spec.run_mapping, decode, greedy=spec.greedy, sampled=spec.sampled
+    )
 
 
 def arg_choice(value: str, name: str, choices: Sequence[str]) -> str:
@@ -218,6 +235,15 @@ def loading_weights(spec: RepoSpec, weights: str) -> Iterator[None]:
         raise MissingExtraError(
             f"{spec.name}: could not load weights {weights} ({first}); {detail}"
         ) from exc
+
+
+def select_cuda(device: str) -> None:
+    """Make GPU N current for ``device="cuda:N"`` (official helpers that allocate on the
+    *current* CUDA device then agree with the model); any other device is left alone."""
+    if device.startswith("cuda:") and device[5:].isdigit():
+        import torch
+
+        torch.cuda.set_device(int(device[5:]))
 
 
 def use_cuda_device(device: str) -> None:

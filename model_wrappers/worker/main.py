@@ -103,6 +103,12 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> int:
         msg = wp.decode(line)
         if isinstance(msg, wp.Shutdown):
             break
+        if isinstance(msg, wp.Settings):
+            try:
+                send(wp.Settled(model.decode_settings(msg.decode)))
+            except Exception as exc:
+                send(_error(exc))
+            continue
         if not isinstance(msg, wp.Respond):
             send(wp.Error("ProtocolError", f"expected respond, got {type(msg).__name__}"))
             continue

@@ -128,6 +128,15 @@ class WorkerModel(SpeechModel):
             self._worker.stop("protocol error")
             raise WorkerError(f"worker sent {type(msg).__name__} instead of a reply")
 
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any] | None:
+        """The worker model's answer; None when the worker cannot give one."""
+        with self._lock:
+            proc = self._worker.proc
+            if proc is None or proc.poll() is not None:
+                return None
+            msg = self._worker.exchange(wp.Settings(decode), 60.0, "reporting decode settings")
+        return msg.settings if isinstance(msg, wp.Settled) else None
+
     def close(self) -> None:
         """Ask the worker to exit; kill it if it does not within 10 s."""
         with self._lock:

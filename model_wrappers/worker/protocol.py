@@ -22,7 +22,7 @@ from typing import Any
 
 from stylebench.records import DecodeConfig, Turn
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: settings / settled
 
 
 @dataclass(frozen=True)
@@ -84,17 +84,33 @@ class Error:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """Ask what the model's decoder gets for ``decode`` (:meth:`SpeechModel.decode_settings`)."""
+
+    decode: DecodeConfig
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The answer to :class:`Settings` (None: the wrapper does not say)."""
+
+    settings: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
 class Shutdown:
     """Finish and exit."""
 
 
-Message = Init | Ready | Respond | Reply | Error | Shutdown
+Message = Init | Ready | Respond | Reply | Error | Settings | Settled | Shutdown
 KINDS: dict[str, type] = {
     "init": Init,
     "ready": Ready,
     "respond": Respond,
     "reply": Reply,
     "error": Error,
+    "settings": Settings,
+    "settled": Settled,
     "shutdown": Shutdown,
 }
 _KIND_OF = {cls: kind for kind, cls in KINDS.items()}
@@ -130,6 +146,8 @@ def decode(line: bytes | str) -> Message:
     if cls is Respond:
         body["history"] = tuple(_turn(t) for t in body["history"])
         body["user_turn"] = _turn(body["user_turn"])
+        body["decode"] = DecodeConfig(**body["decode"])
+    elif cls is Settings:
         body["decode"] = DecodeConfig(**body["decode"])
     elif cls is Reply:
         body["turn"] = _turn(body["turn"])

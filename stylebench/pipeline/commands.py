@@ -83,6 +83,7 @@ def _judge(cfg: RunConfig) -> Any:
 
 def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     """Run (or resume) the whole pipeline for ``cfg``."""
+    from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
 
     if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
@@ -99,7 +100,8 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             identity = Identity.of(desc, cfg.decode)
             check_identity(store, identity)
             judge = _judge(cfg)
-            write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=desc,
+            entry = {**desc, "decode_effective": decode_entry(model, cfg.decode)}  # not in the key
+            write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=entry,
                            judge=_judge_entry(cfg, judge), extractors=extractor_names(cfg), command="run")  # fmt: skip
             limits = ReplyLimits(cfg.max_reply_chars, cfg.max_reply_s)
             stage = RespondStage(store, samples, set_root, identity, model, limits=limits, strict=cfg.strict)  # fmt: skip

@@ -82,6 +82,8 @@ def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured:
     if m.asr != "none" and m.asr_model in ("base", "tiny.en"):
         notes.append(f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3")
     human = human_report_block(store.root)
+    hears = history_note(store.read_manifest().get("model") or {})
+    notes += [hears] if hears else []
     meta = ReportMeta(
         model=cfg.model, run_id=store.root.name, dims=cfg.dims, langs=cfg.langs,
         thresholds=thresholds, extractors=extractor_names(cfg), n_samples=len(samples),
@@ -89,8 +91,19 @@ def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured:
         notes=tuple(notes),
         extra={
             **({"human": human} if human else {}),
+            "history_kind": (store.read_manifest().get("model") or {}).get("history_kind"),
             **judge_extra,
             **emotion_report_block(store.root, samples, cfg, turn_scores, exclude, measured),
         },
     )  # fmt: skip
     return write_reports(store.root, meta, cells, turn_scores, exclude=exclude)
+
+
+def history_note(model: dict[str, Any]) -> str:
+    """What the model heard of its own earlier replies (the manifest's ``history_kind``)."""
+    kind = model.get("history_kind")
+    if not kind:
+        return ""
+    return (f"History kind: {kind}. Turns 2 and 3 reached the model with earlier replies as "
+            f"'{kind}' ({model.get('history') or 'no detail recorded'}); compare models of the "
+            "same kind when reading multi-turn scores.")  # fmt: skip

@@ -32,8 +32,20 @@ TEMPLATE = (
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
 )
 ROPE = {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [3, 3, 2]}
+#: transformers 4.x names the rope settings rope_scaling + rope_theta; 5.x rope_parameters
+LEGACY_ROPE = int(transformers.__version__.split(".")[0]) < 5
+
+
+def rope(**extra) -> dict:
+    """The rope settings of one sub-config, under the installed transformers' names."""
+    if LEGACY_ROPE:
+        scaling = {k: v for k, v in {**ROPE, **extra}.items() if k != "rope_theta"}
+        return {"rope_scaling": scaling, "rope_theta": ROPE["rope_theta"]}
+    return {"rope_parameters": {**ROPE, **extra}}
+
+
 SMALL = dict(hidden_size=32, intermediate_size=64, num_attention_heads=2, num_key_value_heads=1)
-SMALL["rope_parameters"] = ROPE
+SMALL |= rope()
 
 
 def _tokenizer():
@@ -52,6 +64,7 @@ def _tokenizer():
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         extra_special_tokens=NAMED,
+        model_input_names=["input_ids", "attention_mask"],  # as Qwen2TokenizerFast's
     )
 
 
@@ -109,14 +122,16 @@ def _qwen25(tok, folder: Path) -> None:
 
 def _qwen3(tok, folder: Path) -> None:
     t = tok.convert_tokens_to_ids
-    rope = {**ROPE, "interleaved": True}
-    moe = dict(SMALL, rope_parameters=rope, head_dim=16, num_experts=4, num_experts_per_tok=2)
+    moe = dict(SMALL, **rope(interleaved=True), head_dim=16, num_experts=4, num_experts_per_tok=2)
     moe["moe_intermediate_size"] = 16
     mm = dict(audio_token_id=t("<|AUDIO|>"), image_token_id=t("<|IMAGE|>"))
     mm |= dict(video_token_id=t("<|VIDEO|>"), audio_start_token_id=t("<|audio_bos|>"))
     mm["vision_start_token_id"] = t("<|vision_bos|>")
     audio = dict(num_mel_bins=128, encoder_layers=1, encoder_attention_heads=2, d_model=16)
     audio |= dict(encoder_ffn_dim=32, output_dim=32, downsample_hidden_size=8)
+    # the released config's windows; 4.57's defaults (100/400) disagree with the 100-frame
+    # chunks its own _get_feat_extract_output_lengths assumes, and audio over 1 s then fails
+    audio |= dict(n_window=50, n_window_infer=800)
     vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32)
     vision |= dict(deepstack_visual_indexes=[0], num_position_embeddings=16)
     thinker = dict(audio_config=audio, vision_config=vision, user_token_id=t("user"), **mm)

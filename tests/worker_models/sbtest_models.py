@@ -40,6 +40,9 @@ class EchoModel(SpeechModel):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "tts": self.synth.version(), "pitch_step": PITCH_STEP}
 
+    def decode_settings(self, decode: DecodeConfig) -> dict[str, Any]:
+        return {"echo_temperature": decode.temperature, "pid": os.getpid()}
+
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         steps = sum(1 for t in history if t.role == "assistant")
         zh = any("\u4e00" <= ch <= "\u9fff" for ch in user_turn.text)

@@ -15,6 +15,8 @@ class ModelConfig:
     file: str = "examples/s2s/model/slam_model_s2s.py:model_factory"
     code_type: str = "SNAC"
     encoder_name: Optional[str] = None  # noqa: UP045 - OmegaConf structured configs
+    codec_decoder_type: str = "SNAC"
+    codec_decoder_path: Optional[str] = None  # noqa: UP045
 
 
 @dataclass

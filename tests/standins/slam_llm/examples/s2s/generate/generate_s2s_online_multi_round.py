@@ -37,6 +37,7 @@ def generate_from_wav(
             "prompt": dataset_config.prompt,
             "decode": dict(decode_config),
             "tone_dir": tone_dir,
+            "audio_prompt": audio_prompt_path,
             "layer_shift": getattr(layer_shift, "__name__", None),
             "output_text_only": output_text_only,
         }

@@ -1,11 +1,23 @@
-"""Stand-in for examples/s2s/model/slam_model_s2s.py: ``model_factory`` returning a stand-in."""
+"""Stand-in for examples/s2s/model/slam_model_s2s.py: ``model_factory`` returning a stand-in.
+
+The model carries ``codec_decoder`` as the official one does (``setup_codec``): for CosyVoice,
+SLAM-LLM's copy of the CosyVoice class, whose HiFT vocoder holds ``sampling_rate`` (22050).
+With ``model_config.codec_decoder_path`` set, the decoder names no rate itself (the wrapper then
+has to read the folder's ``cosyvoice.yaml``).
+"""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 CALLS: list[tuple] = []
 
 
 class StandInSlamModel:
+    def __init__(self, rate) -> None:
+        hift = SimpleNamespace(sampling_rate=rate) if rate else SimpleNamespace()
+        self.codec_decoder = SimpleNamespace(model=SimpleNamespace(hift=hift))
+
     def to(self, device):
         CALLS.append(("to", device))
         return self
@@ -17,4 +29,5 @@ class StandInSlamModel:
 
 def model_factory(train_config, model_config, **kwargs):
     CALLS.append(("model_factory", kwargs.get("ckpt_path")))
-    return StandInSlamModel(), object()
+    rate = None if model_config.get("codec_decoder_path") else 22050
+    return StandInSlamModel(rate), object()

@@ -1,0 +1,152 @@
+"""Server flavours of ``openai-audio``: what each server accepts and how it answers.
+
+The OpenAI chat-completions wire format is shared, but the servers differ in four places that
+change what the model hears or how long it may speak (evidence in docs/models.md#openai-audio):
+
+- ``openai``: the OpenAI API. One choice holds text and audio (``audio.transcript``); an earlier
+  reply may go back as ``{"role": "assistant", "audio": {"id": ...}}`` while its id is valid;
+  length is ``max_completion_tokens``; the voice is ``audio.voice``.
+- ``vllm-omni-qwen2.5`` / ``vllm-omni-qwen3``: vLLM-Omni serving Qwen2.5-Omni or Qwen3-Omni.
+  Text and audio come back as *separate* choices (the audio choice's transcript is empty);
+  the stage-0 sampling override reads ``max_tokens``, not ``max_completion_tokens``; vLLM's
+  message parser reads an assistant message's ``content`` only, so an ``audio.id`` reference
+  would reach the model as an empty reply: earlier replies go back as text. The voice is the
+  top-level ``speaker``. Qwen2.5-Omni's talker needs the model card's system prompt, which is
+  the default of its flavour.
+- ``vllm-omni-kimi``: vLLM-Omni's Kimi-Audio renderer. Separate choices as above; it rejects
+  ``max_completion_tokens`` and takes ``max_tokens`` plus ``chat_template_kwargs.output_type``;
+  it takes no ``audio.id`` history, so an earlier reply is re-sent as its transcript and its
+  audio (``text`` + ``input_audio`` content parts): the model hears its own voice. No system
+  message, no voice selection.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stylebench.model_wrappers.common import HISTORY_OWN_AUDIO, HISTORY_TEXT
+from stylebench.model_wrappers.hf.qwen25_omni import CARD_SYSTEM_PROMPT
+
+#: how earlier replies go back: an OpenAI audio id (else the transcript), the transcript only,
+#: or the transcript and the reply audio as content parts
+AUDIO_ID, TEXT, TEXT_AUDIO = "audio-id", "text", "text+audio"
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """One server's dialect of the chat-completions request and reply."""
+
+    name: str
+    length_field: str  # the request field that bounds the reply length
+    history: str  # AUDIO_ID | TEXT | TEXT_AUDIO
+    voice_field: str = "audio.voice"  # "audio.voice", "speaker" or "" (no voice selection)
+    default_voice: str = ""
+    default_system: str = ""
+    system_allowed: bool = True
+    system_as_parts: bool = False  # send the system prompt as [{"type": "text", ...}]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def history_kind(self, history_arg: str) -> str:
+        """What the model hears of its earlier replies (one of ``HISTORY_KINDS``).
+
+        ``openai`` counts as own audio + text: the id is sent whenever the server gave one
+        that is still valid; a turn that fell back to the transcript says so in its
+        ``raw.history_forms``.
+        """
+        if history_arg == "text" or self.history == TEXT:
+            return HISTORY_TEXT
+        return HISTORY_OWN_AUDIO
+
+    def history_words(self, history_arg: str) -> str:
+        """The same, in words, for the manifest's ``history``."""
+        if history_arg == "text" or self.history == TEXT:
+            return "earlier replies as their transcript; user turns as audio"
+        if self.history == TEXT_AUDIO:
+            return "earlier replies re-sent as transcript + wav content parts"
+        return "earlier replies as the server's audio id while valid, else the transcript"
+
+
+VLLM_OMNI_QWEN = {"length_field": "max_tokens", "history": TEXT, "voice_field": "speaker"}
+FLAVOURS: dict[str, Flavour] = {
+    "openai": Flavour("openai", "max_completion_tokens", AUDIO_ID, default_voice="alloy"),
+    "vllm-omni-qwen2.5": Flavour(
+        "vllm-omni-qwen2.5",
+        **VLLM_OMNI_QWEN,
+        default_system=CARD_SYSTEM_PROMPT,
+        system_as_parts=True,
+    ),  # fmt: skip
+    "vllm-omni-qwen3": Flavour("vllm-omni-qwen3", **VLLM_OMNI_QWEN, system_as_parts=True),
+    "vllm-omni-kimi": Flavour(
+        "vllm-omni-kimi",
+        "max_tokens",
+        TEXT_AUDIO,
+        voice_field="",
+        system_allowed=False,
+        extra={"chat_template_kwargs": {"output_type": "both"}},
+    ),  # fmt: skip
+}
+
+
+def flavour(name: str) -> Flavour:
+    """The named flavour (ValueError lists the known ones)."""
+    if name not in FLAVOURS:
+        raise ValueError(
+            f"openai-audio: flavour must be one of {', '.join(FLAVOURS)}, got {name!r}"
+        )
+    return FLAVOURS[name]
+
+
+def wav_part(path: str) -> dict[str, Any]:
+    """One ``input_audio`` content part holding a wav file in base64."""
+    with open(path, "rb") as fh:
+        data = base64.b64encode(fh.read()).decode("ascii")
+    return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+
+
+def system_message(fl: Flavour, text: str) -> dict[str, Any]:
+    content: Any = [{"type": "text", "text": text}] if fl.system_as_parts else text
+    return {"role": "system", "content": content}
+
+
+def request_body(
+    fl: Flavour, model: str, voice: str, messages: list[dict[str, Any]], decode: Any
+) -> dict[str, Any]:
+    """The JSON body of one request in this flavour's dialect."""
+    audio: dict[str, Any] = {"format": "wav"}
+    body: dict[str, Any] = {"model": model, "modalities": ["text", "audio"], "messages": messages}
+    if voice and fl.voice_field == "audio.voice":
+        audio = {"voice": voice, "format": "wav"}
+    elif voice and fl.voice_field == "speaker":
+        body["speaker"] = voice
+    body["audio"] = audio
+    body.update(
+        temperature=decode.temperature, top_p=decode.top_p, seed=decode.seed,
+        **{fl.length_field: decode.max_new_tokens},
+    )  # fmt: skip
+    body.update({k: dict(v) if isinstance(v, Mapping) else v for k, v in fl.extra.items()})
+    return body
+
+
+def reply_parts(data: Any) -> tuple[str, dict[str, Any] | None]:
+    """``(text, audio object)`` from a reply, whether one choice holds both or each has one.
+
+    The text is the first non-empty ``message.content`` or ``audio.transcript``; the audio is
+    the first ``message.audio`` carrying ``data``. A malformed body gives ``("", None)``.
+    """
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list):
+        return "", None
+    text, audio = "", None
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        part = message.get("audio") if isinstance(message.get("audio"), dict) else {}
+        if audio is None and part.get("data"):
+            audio = part
+        content = message.get("content")
+        text = text or (content if isinstance(content, str) else "") or part.get("transcript", "")
+    return text.strip(), audio
