@@ -10,6 +10,7 @@ folder at once.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from stylebench.pipeline.runner import measure
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import Sample
 from stylebench.store import RunStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,10 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             desc = model.describe()
             identity = Identity.of(desc, cfg.decode)
             check_identity(store, identity)
+            from stylebench.pipeline.caption import self_caption_warning
+
+            if warn := self_caption_warning(cfg, desc):
+                log.warning(warn)
             judge = _judge(cfg)
             write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=desc,
                            judge=_judge_entry(cfg, judge), extractors=extractor_names(cfg), command="run")  # fmt: skip
