@@ -120,3 +120,39 @@ def test_tie_rate_and_windows():
     assert caf.windows(3 * 10, 10, win_s=10.0) == [(0, 30)]  # shorter than a window: the whole clip
     w = caf.windows(125, 10, win_s=10.0)  # 12.5 s at 10 Hz: starts 0, 1, 2 s, then the tail window
     assert w == [(0, 100), (10, 110), (20, 120), (25, 125)]
+
+
+def test_purity_counts_per_cluster_not_per_speaker():
+    assert speaker.purity(["a", "a", "b", "b"], [0, 0, 0, 0]) == 0.5  # one cluster holds both
+
+
+def _sample(i, direction="intensify", dim="pitch"):
+    from stylebench.records import Sample, UserTurn
+
+    t = UserTurn("x", "x.wav", 16000, "0")
+    return Sample(f"s{i}", "1", dim, direction, "en", "v", "c", (t, t, t))
+
+
+def test_caption_cells_rates_and_agreement_on_known_verdicts():
+    from stylebench.records import CaptionVerdictRecord as V
+    from stylebench.scoring.captions import acoustic_agreement, caption_cells, human_agreement
+    from stylebench.scoring.cells import Thresholds, TurnScore
+
+    samples = [_sample(i) for i in range(4)]
+    labels = {"s0": "increased", "s1": "same", "s2": "cannot_tell", "s3": "unparseable"}
+    verdicts = {(s, b): V(s, b, "ok", "f", label=lab) for s, lab in labels.items() for b in (2, 3)}
+    verdicts[("s3", 3)] = V("s3", 3, "error", "f", error="JudgeError: down")
+    cells = caption_cells(samples, verdicts, n_boot=50)
+    c12, c23 = cells
+    assert (c12["pair"], c12["n"], c12["n_ok"], c12["n_decided"], c12["n_valid"]) == ("1-2", 4, 4, 2, 1)
+    assert c12["vsp"] == 50.0 and c12["vsp_all"] == 25.0  # valid / decided, valid / ok
+    assert (c12["tie_rate"], c12["cannot_tell_rate"], c12["unparseable_rate"]) == (0.25, 0.25, 0.25)
+    assert c23["n_ok"] == 3 and c23["errors"] == {"JudgeError: down": 1}
+    # acoustic: s0 rises 2 st per turn (increased), s1 stays (same); kappa over both pairs
+    hz = {"s0": (200.0, 200 * 2 ** (2 / 12), 200 * 2 ** (4 / 12)), "s1": (200.0, 201.0, 200.5)}
+    ts = [TurnScore(s, "pitch", "intensify", "en", k + 1, v) for s, vs in hz.items() for k, v in enumerate(vs)]
+    agree = acoustic_agreement(samples[:2], verdicts, ts, Thresholds())["pitch"]
+    assert agree["direction"] == {"n": 4, "percent": 100.0, "kappa": 1.0}
+    h = human_agreement(verdicts, [{"sample_id": "s0", "pair": "1-2", "majority": "later"},
+                                   {"sample_id": "s1", "pair": "1-2", "majority": "later"}])  # fmt: skip
+    assert h["n"] == 1 and h["percent"] == 100.0  # s1's "same" has no later/earlier to compare
