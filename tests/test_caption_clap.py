@@ -12,10 +12,9 @@ from stylebench.metrics.captions import caf
 @pytest.fixture(scope="module")
 def tiny_clap(tmp_path_factory):
     pytest.importorskip("transformers")
+    import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, PreTrainedTokenizerFast
-
-    import torch
 
     torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("tiny-clap")
