@@ -157,3 +157,23 @@ def test_injections_in_captions_stay_fenced_and_cannot_flip_the_verdict(server):
         inside = user["content"].split(begin + "\n")[1].split("\n" + end)[0]
         assert inside == data and len(inside.splitlines()) == 1 and not set(inside) & set("<>\n\r\u2028\u2029\x85")  # fmt: skip
         assert json.loads(inside)["after"] == req.after
+
+
+def test_caption_eval_of_a_run_fleur_ties_and_styleinstructcaps(small_set, tmp_path, server):
+    from stylebench.pipeline.caption_eval import EvalOptions, evaluate
+
+    res = run(_cfg(small_set, tmp_path, server.url, lang="all"), progress=False)
+    server.verdict = '{"score": 7, "reason": "consistent"}'  # a meta answer; not a valid hallucination/IFA one
+    n = len(server.bodies)
+    out = evaluate(res.store.root, EvalOptions(judge_url=server.url, judge_model="judge-model",
+                                               fleur_url=server.url, fleur_model="lalm"))  # fmt: skip
+    assert out["n_captions"] == 12 and len(server.bodies) == n + 3 * 12 + 12  # nothing re-captioned
+    sic = out["styleinstructcaps"]
+    assert sic["meta"]["mean_score"] == 7.0 and sic["meta"]["n_ok"] == 12
+    assert sic["hallucination"]["n_unparseable"] == 12 and sic["ifa"]["n_unparseable"] == 12
+    caf = out["caf"]
+    assert caf["fleur_n_ok"] == 12 and all(p["fleur"] == pytest.approx(0.876) for p in caf["per_caption"])
+    assert caf["ties"]["fleur"] == {"n_pairs": 8, "tie_rate": 1.0}  # one canned distribution: all tie
+    sc = out["speaker_consistency"]
+    assert sc["eer"] == 0.5 and "E5-small" in sc["encoder"]  # identical captions tell no speaker apart
+    assert json.loads((res.store.root / "caption_eval.json").read_text())["n_captions"] == 12

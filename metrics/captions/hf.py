@@ -26,36 +26,47 @@ class TransformersCaptioner:
                  temperature: float = 0.0, seed: int = 0) -> None:  # fmt: skip
         if not model:
             raise ValueError("the transformers captioner needs --caption-model (a folder or hub id)")
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            self.version = version("transformers")
+        except PackageNotFoundError:
+            raise MissingExtraError("transformers/torch are not installed: pip install 'stylebench[hf]'") from None  # fmt: skip
+        self.model_name, self.model_class, self.device, self.dtype = str(model), model_class, device, dtype
+        self.max_new_tokens, self.temperature, self.seed = int(max_new_tokens), float(temperature), int(seed)
+        self._net: Any = None  # loaded on the first caption: `report` and resumes only describe()
+
+    def _load(self) -> None:
         try:
             import torch
             import transformers
         except ImportError:
             raise MissingExtraError("transformers/torch are not installed: pip install 'stylebench[hf]'") from None  # fmt: skip
-        self.torch, self.model_name, self.model_class = torch, str(model), model_class
-        cls = getattr(transformers, model_class, None)
+        cls = getattr(transformers, self.model_class, None)
         if cls is None:
-            raise ValueError(f"transformers {transformers.__version__} has no {model_class}")
+            raise ValueError(f"transformers {transformers.__version__} has no {self.model_class}")
         try:
-            self.processor = transformers.AutoProcessor.from_pretrained(model)
-            self.net = cls.from_pretrained(model, dtype=getattr(torch, dtype)).to(device).eval()
+            self.processor = transformers.AutoProcessor.from_pretrained(self.model_name)
+            self._net = cls.from_pretrained(self.model_name, dtype=getattr(torch, self.dtype)).to(self.device).eval()  # fmt: skip
         except OSError as exc:
-            raise CaptionError(f"cannot load captioner {model}: {str(exc).splitlines()[0]}") from None
-        self.max_new_tokens, self.temperature, self.seed = int(max_new_tokens), float(temperature), int(seed)
-        self.version = transformers.__version__
+            raise CaptionError(f"cannot load captioner {self.model_name}: {str(exc).splitlines()[0]}") from None  # fmt: skip
+        self.torch = torch
 
     def caption(self, req: CaptionRequest) -> str:
         from stylebench.audio import load_audio
 
+        if self._net is None:
+            self._load()
         text = req.instruction.text.replace("{{language}}", LANGUAGE_NAMES.get(req.lang, req.lang))
         msgs = [{"role": "user", "content": [{"type": "audio", "audio": req.audio}, {"type": "text", "text": text}]}]  # fmt: skip
         prompt = self.processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
         sr = int(self.processor.feature_extractor.sampling_rate)
         wave, _ = load_audio(req.audio, target_sr=sr)
-        inputs = self.processor(text=prompt, audio=[wave], sampling_rate=sr, return_tensors="pt").to(self.net.device)  # fmt: skip
+        inputs = self.processor(text=prompt, audio=[wave], sampling_rate=sr, return_tensors="pt").to(self._net.device)  # fmt: skip
         sample = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}  # fmt: skip
         self.torch.manual_seed(self.seed)
         with self.torch.inference_mode():
-            out = self.net.generate(**inputs, max_new_tokens=self.max_new_tokens, **sample)
+            out = self._net.generate(**inputs, max_new_tokens=self.max_new_tokens, **sample)
         ids = getattr(out, "sequences", out)[:, inputs["input_ids"].shape[1] :]
         caption = self.processor.batch_decode(ids, skip_special_tokens=True)[0].strip()
         if not caption:

@@ -18,6 +18,7 @@ COMMANDS = {
     "build-dialogues": "stylebench.cli.build_dialogues",
     "export-ratings": "stylebench.cli.export_ratings",
     "import-ratings": "stylebench.cli.import_ratings",
+    "caption-eval": "stylebench.cli.caption_eval",
 }
 
 
