@@ -23,7 +23,8 @@ def _pct(x: Any) -> str:
 def _kappa(a: Mapping[str, Any] | None) -> str:
     if not a or not a.get("n"):
         return "no pairs to compare"
-    return f"{a['percent']:.1f}% agreement, Cohen's kappa {_f(a['kappa'], 2)} (n={a['n']})"
+    kappa = "undefined (one label only)" if a["kappa"] is None else f"{a['kappa']:.2f}"
+    return f"{a['percent']:.1f}% agreement, Cohen's kappa {kappa} (n={a['n']})"
 
 
 def captions_markdown(block: Mapping[str, Any]) -> list[str]:
