@@ -10,15 +10,18 @@ import pytest
 
 from stylebench.metrics.captions import caf, speaker
 
-pytest.importorskip("sklearn")
+needs_sklearn = pytest.mark.skipif(__import__("importlib").util.find_spec("sklearn") is None,
+                                   reason="scikit-learn missing: pip install 'stylebench[caption]'")  # fmt: skip
 
 
+@needs_sklearn
 def test_eer_exactly_zero_and_one_half():
     assert speaker.eer([0.9, 0.8, 0.1, 0.2], [1, 1, 0, 0]) == 0.0  # perfectly separated
     assert speaker.eer([0.5, 0.5, 0.5, 0.5], [1, 1, 0, 0]) == 0.5  # no information
     assert speaker.eer([0.1, 0.2, 0.9, 0.8], [1, 1, 0, 0]) == 1.0  # inverted
 
 
+@needs_sklearn
 def test_eer_and_auc_on_a_hand_counted_case():
     scores, labels = [0.9, 0.4, 0.6, 0.1], [1, 1, 0, 0]
     # AUC: positive > negative in 3 of the 4 (pos, neg) pairs (0.4 < 0.6)
@@ -31,6 +34,7 @@ def test_eer_and_auc_on_a_hand_counted_case():
         speaker.eer([0.1, 0.2], [1, 1])
 
 
+@needs_sklearn
 def test_nmi_and_purity_by_hand_and_ari_invariant_to_label_permutation():
     skm = pytest.importorskip("sklearn.metrics")
     y, c = ["a", "a", "b", "b"], [0, 0, 0, 1]
@@ -46,6 +50,7 @@ def test_nmi_and_purity_by_hand_and_ari_invariant_to_label_permutation():
     assert speaker.purity(labels, clusters) == speaker.purity(labels, permuted) == 6 / 9
 
 
+@needs_sklearn
 def test_consistency_of_separated_speakers_is_perfect():
     rng = np.random.default_rng(0)
     centres = np.eye(8)[:3]
@@ -122,6 +127,7 @@ def test_tie_rate_and_windows():
     assert w == [(0, 100), (10, 110), (20, 120), (25, 125)]
 
 
+@needs_sklearn
 def test_purity_counts_per_cluster_not_per_speaker():
     assert speaker.purity(["a", "a", "b", "b"], [0, 0, 0, 0]) == 0.5  # one cluster holds both
 

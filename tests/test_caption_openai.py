@@ -117,6 +117,12 @@ def test_openai_captioner_and_llm_judge_end_to_end_with_resume(small_set, tmp_pa
     third = run(_cfg(small_set, tmp_path, server.url, caption_prompt=str(folder)), progress=False)
     assert third.counts["caption"]["ok"] == 6  # a new prompt hash: new captions beside the old ones
     assert server.bodies[n]["messages"][0]["content"][1]["text"] == "Describe the pitch in English, briefly."
+    from stylebench.pipeline.commands import rescore
+
+    m = len(server.bodies)  # another captioner on re-scoring: the openai one's options are dropped
+    other = rescore(res.store.root, {"captioner": "features", "caption_judge": "lexicon"}, progress=False)
+    assert other.counts["caption"]["ok"] == 6 and len(server.bodies) == m
+    assert other.report["captions"]["circular"] is True
 
 
 def test_unparseable_judge_reply_is_its_own_label(server):

@@ -149,6 +149,11 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
         for key in ("judge_model", "judge_url", "judge_args", "judge_prompt", "judge_prompt_srd", "judge_prompt_mrd"):  # fmt: skip
             base.pop(key, None)
+    for name, options in (("captioner", ("caption_model", "caption_url", "caption_args")),
+                          ("caption_judge", ("caption_judge_model", "caption_judge_url", "caption_judge_args", "caption_judge_prompt"))):  # fmt: skip
+        if overrides.get(name) not in (None, base.get(name)):  # another backend: drop its options
+            for key in options:
+                base.pop(key, None)
     cfg = resolve_config(overrides, base=base)
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:
