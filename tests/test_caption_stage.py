@@ -67,3 +67,17 @@ def test_a_captioner_that_is_the_subject_model_is_warned_about():
     assert self_caption_warning(cfg, {"model": "Qwen/Qwen2-Audio-7B"}) is None
     cfg = make_config(model="x", captioner="openai", caption_model="cap", caption_judge="openai", caption_judge_model="/w/Qwen2.5-Omni-7B/")  # fmt: skip
     assert "caption judge" in self_caption_warning(cfg, {"path": "/w/Qwen2.5-Omni-7B"})
+
+
+def test_backend_options_it_does_not_take_are_refused_with_the_name():
+    from stylebench.metrics.captions.base import CAPTION_JUDGES, CAPTIONERS
+    from stylebench.pipeline.caption import build
+
+    with pytest.raises(ValueError, match="'openai' captioner.*bogus"):
+        build(CAPTIONERS, "openai", "m", "http://127.0.0.1:1/v1", {"bogus": "1"}, "captioner")
+    with pytest.raises(ValueError, match="takes no --caption-model"):
+        build(CAPTIONERS, "features", "m", None, {}, "captioner")
+    with pytest.raises(ValueError, match="'lexicon' caption judge takes no 'prompt'"):
+        build(CAPTION_JUDGES, "lexicon", None, None, {"prompt": "x.txt"}, "caption judge")
+    with pytest.raises(ValueError, match="--caption-judge-model"):
+        build(CAPTION_JUDGES, "openai", None, "http://127.0.0.1:1/v1", {}, "caption judge")

@@ -37,7 +37,10 @@ def build(registry: Any, name: str, model: str | None, url: str | None, args: Ma
         if key not in params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):  # fmt: skip
             raise ValueError(f"the {name!r} {what} takes no {key!r} option")
         kw[key] = value
-    return cls(**kw)
+    try:
+        return cls(**kw)
+    except TypeError as exc:  # an option a backend's base class does not take
+        raise ValueError(f"the {name!r} {what}: {exc}") from None
 
 
 def dim_values(samples: Sequence[Sample], features: Mapping[Key, Any], ctx: Any) -> dict[Key, dict[str, float]]:  # fmt: skip
@@ -100,8 +103,6 @@ class CaptionStage:
                 for i in range(0, len(keys), self.chunk)]  # fmt: skip
 
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[CaptionRecord]:
-        from stylebench.metrics.captions.base import CaptionError
-
         keys = [k for k in unit.fps if not is_ok(done.get(k))]
         reqs = [unit.payload[k][1] for k in keys]
         many = getattr(self.captioner, "caption_many", None)
@@ -112,7 +113,7 @@ class CaptionStage:
             for req in reqs:
                 try:
                     texts.append(self.captioner.caption(req))
-                except (CaptionError, ValueError, OSError) as exc:
+                except (RuntimeError, ValueError, OSError) as exc:  # CaptionError, AudioError, a backend's
                     texts.append(exc)
         backend, model = str(self.desc.get("backend", "")), str(self.desc.get("model", ""))
         for key, req, text in zip(keys, reqs, texts, strict=True):
