@@ -64,6 +64,8 @@ def test_caption_of_one_reply_is_deterministic(tiny_captioner, tmp_path):
     first = c.caption(req)
     assert first and c.caption(req) == first  # greedy: the same caption twice
     assert c.describe()["decode"] == {"temperature": 0.0, "max_new_tokens": 5, "seed": 0}
+    bf16 = TransformersCaptioner(str(tiny_captioner), max_new_tokens=2, dtype="bfloat16")
+    assert bf16.caption(req)  # float32 features are cast to the model's dtype
     with pytest.raises(ValueError, match="--caption-model"):
         TransformersCaptioner(None)
 

@@ -62,7 +62,8 @@ class TransformersCaptioner:
         prompt = self.processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
         sr = int(self.processor.feature_extractor.sampling_rate)
         wave, _ = load_audio(req.audio, target_sr=sr)
-        inputs = self.processor(text=prompt, audio=[wave], sampling_rate=sr, return_tensors="pt").to(self._net.device)  # fmt: skip
+        inputs = self.processor(text=prompt, audio=[wave], sampling_rate=sr, return_tensors="pt")
+        inputs = inputs.to(self._net.device).to(self._net.dtype)  # float features follow a bf16 model
         sample = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}  # fmt: skip
         self.torch.manual_seed(self.seed)
         with self.torch.inference_mode():

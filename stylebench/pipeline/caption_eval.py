@@ -59,6 +59,10 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
         raise ValueError(f"{run_dir} has no ok captions: run it with --captioner first")
     by_id = {s.id: s for s in run.samples}
     out: dict[str, Any] = {"run": str(run.store.root), "captioner": m.caption_desc.get("captioner"), "n_captions": len(caps)}  # fmt: skip
+    if run.cfg.caption.captioner == "features":
+        from stylebench.scoring.captions import CIRCULAR_NOTE
+
+        out["circular"] = CIRCULAR_NOTE  # its captions restate the measurements it is scored against
     if opts.speakers:
         from stylebench.metrics.captions.speaker import ENCODER_LABEL, consistency, embed_captions
 
