@@ -72,7 +72,6 @@ def transcript(path: Path, wave: np.ndarray, sr: int, lang: str, cache: Path) ->
 def diagnostics(part: dict[str, Any], wave: np.ndarray, sr: int) -> dict[str, float]:
     """Why a reply's measurement may fail: VAD span vs the file and an energy detector, and
     pyworld against Praat (medians, and pyworld's share of frames an octave-ish below Praat)."""
-    from stylebench.metrics import vad
 
     spans = part["spans"]
     out = {"duration_s": wave.size / sr,

@@ -41,6 +41,12 @@ def _row(clip: dict[str, Any], ch: Any, dims: tuple[str, ...], thr: Any) -> dict
         c = pair["change"].get(d)
         if d != ch.dim and isinstance(c, float) and abs(c) >= thr.for_dim(d) * (1 - 1e-9):
             row["leaks"].append(f"{d} {c:+.2f}")
+    if any(x.startswith("speed ") for x in row["leaks"]):  # say why the rate moved
+        from stylebench.metrics.dims.speed import ASR_UNRELIABLE
+
+        flags = {f for fl in pair.get("flags", {}).values() for f in fl}
+        row["asr_flags"] = sorted(flags & ASR_UNRELIABLE)
+        row["asr_texts"] = [clip["diagnostics"].get(v, {}).get("asr_text") for v in ("orig", ch.name)]  # fmt: skip
     if ch.dim == "speed":
         n = [pair["values"].get(k, {}).get("nuclei_spm") for k in (1, 2)]
         if all(isinstance(v, float) and v > 0 for v in n):
@@ -120,6 +126,10 @@ def _group_lines(name: str, g: dict[str, Any]) -> list[str]:
             leaks = f"; leaks: {', '.join(r['leaks'])}" if r["leaks"] else ""
             tag = "missed" if not r["detected"] else "leak"
             out.append(f"    {tag:6} {r['clip']:13} {r['change']:22} {why}{leaks}")
+            if r.get("asr_texts"):
+                flagged = ", ".join(r["asr_flags"]) or "none"
+                out.append(f"{'':11}transcripts (ASR flags on the pair: {flagged}): "
+                           + " | ".join(repr(t) for t in r["asr_texts"]))  # fmt: skip
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -91,11 +92,31 @@ def filter_chain(change: Change, duration_s: float) -> str | None:
     return None
 
 
+def audio_dir(clips: list[dict[str, Any]]) -> Path:
+    """Where the corpus audio lies: ``$STYLEBENCH_REAL_SPEECH``, else ``benchmarks/corpus``, else
+    ``shared/real_speech`` beside the checkout. The audio is not in the repository
+    (``benchmarks/get_corpus.py`` fetches it).
+
+    Raises:
+        FileNotFoundError: no candidate folder holds every clip.
+    """
+    env = os.environ.get("STYLEBENCH_REAL_SPEECH")
+    candidates = [Path(env)] if env else [CORPUS, CORPUS.parents[2] / "shared" / "real_speech"]
+    for folder in candidates:
+        if all((folder / c["file"]).is_file() for c in clips):
+            return folder
+    raise FileNotFoundError(
+        f"the real-speech corpus audio is not in {', '.join(map(str, candidates))}: run "
+        "`python benchmarks/get_corpus.py` (needs GitHub) or set STYLEBENCH_REAL_SPEECH"
+    )
+
+
 def load_manifest(path: Path = CORPUS / "manifest.json") -> list[dict[str, Any]]:
     """The corpus clips (manifest entries), each with ``path`` added."""
     clips = json.loads(path.read_text(encoding="utf-8"))["clips"]
+    folder = audio_dir(clips)
     for c in clips:
-        c["path"] = str(path.parent / c["file"])
+        c["path"] = str(folder / c["file"])
     return clips
 
 

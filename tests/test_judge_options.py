@@ -54,9 +54,9 @@ def test_the_paper_judge_model_still_gets_a_note_that_the_prompts_are_ours():
 
 def test_shuffled_model_swaps_content_and_keeps_the_steps(tmp_path, monkeypatch):
     from stylebench.model_wrappers.base import Script
-    from stylebench.model_wrappers.embedded.tts import step_style
     from stylebench.model_wrappers.embedded.reference import ReferenceModel
     from stylebench.model_wrappers.embedded.shuffled import ShuffledModel, other_contents
+    from stylebench.model_wrappers.embedded.tts import step_style
     from stylebench.records import Turn
 
     monkeypatch.setenv("STYLEBENCH_SCRATCH", str(tmp_path))

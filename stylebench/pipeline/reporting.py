@@ -36,6 +36,13 @@ def extractor_names(cfg: RunConfig) -> dict[str, str]:
 def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence[Any]) -> str:
     """Which rate estimate scored how many speed samples, and why."""
     m = cfg.measure
+    if m.speed_source == "nuclei":
+        return (
+            f"speed source: nuclei for all {len(speed_ids)} samples (--speed-source nuclei): an "
+            "ASR-free count of loudness peaks, NOT the paper's syllable rate; on real speech it "
+            "followed a x1.25 tempo change only about halfway (docs/metrics.md), so read these "
+            "speed cells as a diagnostic"
+        )
     if m.speed_source != "auto":
         return f"speed source: {m.speed_source} for all {len(speed_ids)} samples (--speed-source)"
     by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
