@@ -12,51 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stylebench.caption_config import CaptionConfig
 from stylebench.metrics.dims.base import jnd
+from stylebench.options import check_choice as _check_choice
+from stylebench.options import check_choices as _check_choices
+from stylebench.options import check_min as _check_min
+from stylebench.options import option
 from stylebench.records import ACOUSTIC_DIMS, DIMS, LANGS, DecodeConfig
 
 RUN = ("run",)
 MEASURE = ("run", "score")
-
-
-def option(default: Any, help: str, *, commands: tuple[str, ...] = MEASURE, **cli: Any) -> Any:
-    """A config field with its command-line metadata.
-
-    Args:
-        default: the default value (dicts become a default factory).
-        help: the flag's help text.
-        commands: the commands that take the flag.
-        **cli: ``flag`` (default ``--field-name``), ``choices``, ``metavar``, ``kind``
-            (``"kv"`` for repeatable KEY=VALUE dicts).
-    """
-    meta = {"help": help, "commands": commands, **cli}
-    if isinstance(default, dict):
-        return field(default_factory=dict, metadata=meta)
-    return field(default=default, metadata=meta)
-
-
-def _check_choice(value: Any, name: str, allowed: tuple[Any, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(map(str, allowed))}, got {value!r}")  # fmt: skip
-
-
-def _check_choices(obj: Any) -> None:
-    """Every field declared with ``choices`` holds one of them (config files bypass argparse)."""
-    for f in dataclasses.fields(obj):
-        if "choices" in f.metadata:
-            _check_choice(getattr(obj, f.name), f.name, f.metadata["choices"])
-
-
-def _check_min(obj: Any, names: tuple[str, ...], low: float = 0.0) -> None:
-    for name in names:
-        v = getattr(obj, name)
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= low):
-            raise ValueError(f"--{name.replace('_', '-')} must be a finite number >= {low:g}, got {v!r}")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -140,6 +109,7 @@ SECTIONS: dict[str, type] = {
     "score": ScoreConfig,
     "judge": JudgeConfig,
     "emotion": EmotionConfig,
+    "caption": CaptionConfig,
 }
 
 
@@ -167,6 +137,7 @@ class RunConfig:
     score: ScoreConfig = field(default_factory=ScoreConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     emotion: EmotionConfig = field(default_factory=EmotionConfig)
+    caption: CaptionConfig = field(default_factory=CaptionConfig)
 
     def __post_init__(self) -> None:
         _check_choice(self.dim, "dim", (*DIMS, "all"))

@@ -175,12 +175,49 @@ class ProbeRecord:
     stage: str = "probe"
 
 
+@dataclass(frozen=True)
+class CaptionRecord:
+    """A speaking-style caption of one reply (``pipeline.caption``); ``prompt`` names its file."""
+
+    sample_id: str
+    turn: int
+    status: Status
+    fp: str
+    text: str = ""
+    backend: str = ""
+    model: str = ""
+    prompt: str = ""
+    raw: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    stage: str = "caption"
+
+
+@dataclass(frozen=True)
+class CaptionVerdictRecord:
+    """Caption judge verdict for the pair (turn-1, turn): increased/decreased/same/cannot_tell."""
+
+    sample_id: str
+    turn: int
+    status: Status
+    fp: str
+    label: str = ""
+    levels: list[Any] = field(default_factory=list)  # [before, after] ordinal levels or None
+    reason: str = ""
+    backend: str = ""
+    model: str = ""
+    cached: bool = False
+    error: str = ""
+    stage: str = "caption_judge"
+
+
 RECORD_TYPES: dict[str, type] = {
     "respond": RespondRecord,
     "transcribe": TranscriptRecord,
     "features": FeatureRecord,
     "judge": JudgeRecord,
     "probe": ProbeRecord,
+    "caption": CaptionRecord,
+    "caption_judge": CaptionVerdictRecord,
 }
 
 

@@ -59,6 +59,7 @@ class JudgeCache:
                 "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, label TEXT NOT NULL, "
                 "score REAL, reason TEXT NOT NULL, raw TEXT NOT NULL)"
             )
+            self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT NOT NULL)")  # fmt: skip
 
     def get(self, key: str) -> Verdict | None:
         with self._lock:
@@ -77,6 +78,17 @@ class JudgeCache:
                 (key, verdict.label, verdict.score, verdict.reason, verdict.raw),
             )
         return True
+
+    def get_answer(self, key: str) -> dict[str, Any] | None:
+        """An answer of another judge (the caption judge) stored by :meth:`put_answer`."""
+        with self._lock:
+            row = self._db.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_answer(self, key: str, answer: dict[str, Any]) -> None:
+        """Store a JSON answer; the caller decides what may be cached (never a failure)."""
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(answer, ensure_ascii=False)))  # fmt: skip
 
     def __len__(self) -> int:
         with self._lock:

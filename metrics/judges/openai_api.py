@@ -47,6 +47,9 @@ class OpenAIJudge(ChatJudge):
     """LLM judge over HTTP (OpenAI chat-completions wire format)."""
 
     name = "openai"
+    #: what the endpoint is called in errors, and how to start one (subclasses say their own)
+    what = "judge"
+    serve_hint = "e.g. `vllm serve Qwen/Qwen3-4B-Instruct-2507` and --judge-url http://HOST:8000/v1"
 
     @shared_options
     def __init__(
@@ -88,7 +91,14 @@ class OpenAIJudge(ChatJudge):
         }
 
     def complete(self, messages: Sequence[ChatMessage]) -> str:
-        data = json.dumps(self.body(messages), ensure_ascii=False).encode("utf-8")
+        return _content(self.post(self.body(messages)), self.url + "/chat/completions")
+
+    def post(self, body: dict[str, Any]) -> bytes:
+        """POST one chat-completions body; the raw answer (retries, timeouts, errors as above).
+
+        Subclasses that send other bodies (the audio captioner, FLEUR's logprobs) share this.
+        """
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -99,8 +109,7 @@ class OpenAIJudge(ChatJudge):
             req = urllib.request.Request(endpoint, data=data, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                    raw = resp.read()
-                return _content(raw, endpoint)
+                    return resp.read()
             except urllib.error.HTTPError as exc:
                 detail = _error_text(exc)
                 if exc.code == 429 or exc.code >= 500:
@@ -109,7 +118,7 @@ class OpenAIJudge(ChatJudge):
                 else:
                     hint = _HINT_4XX.get(exc.code, "the request was refused")
                     raise JudgeError(
-                        f"judge endpoint {endpoint} answered HTTP {exc.code}: {detail} ({hint})"
+                        f"{self.what} endpoint {endpoint} answered HTTP {exc.code}: {detail} ({hint})"
                     ) from None
             except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
@@ -118,13 +127,10 @@ class OpenAIJudge(ChatJudge):
                 else:
                     last = f"{type(reason).__name__}: {reason}"
             if attempt < self.retries:
-                log.debug("judge call failed (%s); retry %d in %.2f s", last, attempt + 1, wait)
+                log.debug("%s call failed (%s); retry %d in %.2f s", self.what, last, attempt + 1, wait)
                 time.sleep(wait)
         tries = f"{self.retries + 1} {'try' if self.retries == 0 else 'tries'}"
-        raise JudgeError(
-            f"judge endpoint {endpoint} failed after {tries} ({last}); is the "
-            "server up? e.g. `vllm serve Qwen/Qwen3-4B-Instruct-2507` and --judge-url http://HOST:8000/v1"
-        )
+        raise JudgeError(f"{self.what} endpoint {endpoint} failed after {tries} ({last}); is the server up? {self.serve_hint}")  # fmt: skip
 
     def complete_many(self, chats: Sequence[Sequence[ChatMessage]]) -> list[str | JudgeError]:
         if len(chats) <= 1 or self.concurrency == 1:
@@ -140,17 +146,25 @@ class OpenAIJudge(ChatJudge):
             return list(pool.map(one, chats))
 
 
-def _content(raw: bytes, endpoint: str) -> str:
-    """The first choice's message content; a body that is not a chat completion is an error."""
+def first_choice(raw: bytes, endpoint: str) -> dict[str, Any]:
+    """The first choice of a chat completion; a body that is not one is a :class:`JudgeError`."""
     try:
-        obj = json.loads(raw.decode("utf-8"))
-        msg = obj["choices"][0]["message"]
+        choice = json.loads(raw.decode("utf-8"))["choices"][0]
+        if not isinstance(choice, dict):
+            raise TypeError("choice is not an object")
+        choice["message"]  # noqa: B018 - a choice without a message is malformed
     except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as exc:
         snippet = raw[:200].decode("utf-8", "replace")
         raise JudgeError(
-            f"judge endpoint {endpoint} sent a malformed chat completion "
+            f"endpoint {endpoint} sent a malformed chat completion "
             f"({type(exc).__name__}): {snippet!r}"
         ) from None
+    return choice
+
+
+def _content(raw: bytes, endpoint: str) -> str:
+    """The first choice's message content; a body that is not a chat completion is an error."""
+    msg = first_choice(raw, endpoint)["message"]
     content = msg.get("content") if isinstance(msg, dict) else None
     return content if isinstance(content, str) else ""  # null content parses as unparseable
 

@@ -73,7 +73,7 @@ class PromptSet:
         return {p.kind: {"name": p.name, "sha256": p.sha256, "source": p.source} for p in (self.srd, self.mrd)}  # fmt: skip
 
 
-def parse_prompt(text: str, kind: str, name: str, source: str) -> Prompt:
+def parse_prompt(text: str, kind: str, name: str, source: str, *, slots: tuple[str, ...] = ()) -> Prompt:  # fmt: skip
     """Split a prompt file into system and user templates and check its placeholders.
 
     Raises:
@@ -92,11 +92,10 @@ def parse_prompt(text: str, kind: str, name: str, source: str) -> Prompt:
         sections.setdefault(current, []).append(line)
     system = "\n".join(sections.get("system", [])).strip()
     user = "\n".join(sections.get("user", [])).strip()
-    unknown = sorted({m for m in _SLOT.findall(system + user)} - _SLOTS)
+    allowed = _SLOTS | set(slots)  # slots: what other prompts (the caption judge's) fill in
+    unknown = sorted({m for m in _SLOT.findall(system + user)} - allowed)
     if unknown:
-        raise ValueError(
-            f"prompt {source}: unknown placeholders {unknown}; allowed: {sorted(_SLOTS)}"
-        )
+        raise ValueError(f"prompt {source}: unknown placeholders {unknown}; allowed: {sorted(allowed)}")  # fmt: skip
     if set(_SLOT.findall(system)) & set(REQUIRED_SLOTS):
         raise ValueError(
             f"prompt {source}: {{{{data}}}} and the fences belong in the [user] section"
@@ -147,37 +146,41 @@ def load_prompts(
     return PromptSet(out["srd"], out["mrd"])
 
 
-def fence_data(req: JudgeRequest) -> tuple[str, str, str]:
-    """``(begin marker, data, end marker)`` for a request.
+def fence_json(obj: Any, label: str) -> tuple[str, str, str]:
+    """``(begin marker, data, end marker)`` for untrusted data ``obj`` (any JSON value).
 
-    ``data`` is one line of JSON, ``{"turns": [{"turn": k, "user": ..., "assistant": ...}]}``,
-    with ``<``, ``>``, ``&`` and the Unicode line/paragraph separators escaped as ``\\uXXXX``
-    on top of JSON's own escaping: it holds no line break and no angle bracket, so it cannot
-    contain or forge a marker. The markers carry a hash of the data.
+    ``data`` is one line of JSON with ``<``, ``>``, ``&`` and the Unicode line/paragraph
+    separators escaped as ``\\uXXXX`` on top of JSON's own escaping: it holds no line break and
+    no angle bracket, so it cannot contain or forge a marker. The markers carry a hash of the data.
     """
-    turns = [{"turn": k, "user": u, "assistant": a} for k, (u, a) in enumerate(req.turns, 1)]
-    data = json.dumps({"turns": turns}, ensure_ascii=False)
+    data = json.dumps(obj, ensure_ascii=False)
     for ch in "<>&\u2028\u2029\x85":
         data = data.replace(ch, f"\\u{ord(ch):04x}")
     key = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
-    return f"<<<CONVERSATION {key}>>>", data, f"<<<END CONVERSATION {key}>>>"
+    return f"<<<{label} {key}>>>", data, f"<<<END {label} {key}>>>"
+
+
+def fence_data(req: JudgeRequest) -> tuple[str, str, str]:
+    """:func:`fence_json` of ``{"turns": [{"turn": k, "user": ..., "assistant": ...}]}``."""
+    turns = [{"turn": k, "user": u, "assistant": a} for k, (u, a) in enumerate(req.turns, 1)]
+    return fence_json({"turns": turns}, "CONVERSATION")
+
+
+def fill(prompt: Prompt, values: dict[str, str]) -> tuple[ChatMessage, ...]:
+    """The prompt's messages with ``values`` filled in (one pass: inserted text is never re-read)."""
+
+    def sub(template: str) -> str:
+        return _SLOT.sub(lambda m: values[m.group(1)], template)
+
+    msgs = [ChatMessage("system", sub(prompt.system))] if prompt.system else []
+    return (*msgs, ChatMessage("user", sub(prompt.user)))
 
 
 def render(prompt: Prompt, req: JudgeRequest) -> tuple[ChatMessage, ...]:
     """Fill a prompt for one request (one substitution pass: inserted text is never re-read)."""
     begin, data, end = fence_data(req)
-    values = {
-        "fence_begin": begin,
-        "data": data,
-        "fence_end": end,
-        "language": LANGUAGE_NAMES.get(req.lang, req.lang),
-    }
-
-    def fill(template: str) -> str:
-        return _SLOT.sub(lambda m: values[m.group(1)], template)
-
-    msgs = [ChatMessage("system", fill(prompt.system))] if prompt.system else []
-    return (*msgs, ChatMessage("user", fill(prompt.user)))
+    language = LANGUAGE_NAMES.get(req.lang, req.lang)
+    return fill(prompt, {"fence_begin": begin, "data": data, "fence_end": end, "language": language})
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -196,23 +199,28 @@ def parse_verdict(text: str | None) -> Verdict:
     fence, another label) gives ``Verdict("unparseable")`` with the cause in ``reason``.
     """
     raw = text or ""
-    s = raw.strip()
-
-    def bad(why: str) -> Verdict:
+    obj, why = strict_object(raw, ("label", "reason"))
+    if obj is None:
         return Verdict("unparseable", reason=why, raw=raw)
+    if obj["label"] not in ("relevant", "irrelevant"):
+        return Verdict("unparseable", reason=f"label must be 'relevant' or 'irrelevant', got {str(obj['label'])[:40]!r}", raw=raw)  # fmt: skip
+    if not isinstance(obj["reason"], str):
+        return Verdict("unparseable", reason="reason must be a string", raw=raw)
+    return Verdict(obj["label"], reason=obj["reason"][:500], raw=raw)
 
+
+def strict_object(text: str | None, keys: tuple[str, ...]) -> tuple[dict[str, Any] | None, str]:
+    """``(object, "")`` when ``text``, stripped, is exactly one JSON object with exactly ``keys``
+    (none repeated); else ``(None, why)``. Prose around it or a Markdown fence is a failure."""
+    s = (text or "").strip()
     if not s:
-        return bad("empty reply")
+        return None, "empty reply"
     try:
         obj = json.loads(s, object_pairs_hook=_no_duplicates)
     except ValueError as exc:
-        return bad(f"not one JSON object: {str(exc)[:120]}")
+        return None, f"not one JSON object: {str(exc)[:120]}"
     if not isinstance(obj, dict):
-        return bad(f"JSON {type(obj).__name__}, not an object")
-    if set(obj) != {"label", "reason"}:
-        return bad(f"keys must be exactly label and reason, got {sorted(obj)}")
-    if obj["label"] not in ("relevant", "irrelevant"):
-        return bad(f"label must be 'relevant' or 'irrelevant', got {str(obj['label'])[:40]!r}")
-    if not isinstance(obj["reason"], str):
-        return bad("reason must be a string")
-    return Verdict(obj["label"], reason=obj["reason"][:500], raw=raw)
+        return None, f"JSON {type(obj).__name__}, not an object"
+    if set(obj) != set(keys):
+        return None, f"keys must be exactly {' and '.join(keys)}, got {sorted(obj)}"
+    return obj, ""

@@ -19,6 +19,7 @@ COMMANDS = {
     "export-ratings": "stylebench.cli.export_ratings",
     "import-ratings": "stylebench.cli.import_ratings",
     "compare": "stylebench.cli.compare",
+    "caption-eval": "stylebench.cli.caption_eval",
 }
 
 

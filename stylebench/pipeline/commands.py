@@ -10,6 +10,7 @@ folder at once.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from stylebench.pipeline.runner import measure
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import Sample
 from stylebench.store import RunStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,10 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             desc = model.describe()
             identity = Identity.of(desc, cfg.decode)
             check_identity(store, identity)
+            from stylebench.pipeline.caption import self_caption_warning
+
+            if warn := self_caption_warning(cfg, desc):
+                log.warning(warn)
             judge = _judge(cfg)
             entry = {**desc, "decode_effective": decode_entry(model, cfg.decode)}  # not in the key
             write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=entry,
@@ -144,6 +151,11 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
         for key in ("judge_model", "judge_url", "judge_args", "judge_prompt", "judge_prompt_srd", "judge_prompt_mrd"):  # fmt: skip
             base.pop(key, None)
+    for name, options in (("captioner", ("caption_model", "caption_url", "caption_args")),
+                          ("caption_judge", ("caption_judge_model", "caption_judge_url", "caption_judge_args", "caption_judge_prompt"))):  # fmt: skip
+        if overrides.get(name) not in (None, base.get(name)):  # another backend: drop its options
+            for key in options:
+                base.pop(key, None)
     cfg = resolve_config(overrides, base=base)
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:

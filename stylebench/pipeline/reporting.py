@@ -81,6 +81,12 @@ def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured:
         notes.append(speed_source_note(cfg, speed_ids, turn_scores))
     if m.asr != "none" and m.asr_model in ("base", "tiny.en"):
         notes.append(f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3")
+    from stylebench.pipeline.caption import self_caption_warning
+    from stylebench.scoring.captions import caption_report_block
+
+    captions, caption_notes = caption_report_block(store.root, samples, cfg, measured, turn_scores, thresholds, exclude)  # fmt: skip
+    warn = self_caption_warning(cfg, store.read_manifest().get("model") if store.exists() else None)
+    notes += caption_notes + ([warn] if warn else [])
     human = human_report_block(store.root)
     hears = history_note(store.read_manifest().get("model") or {})
     notes += [hears] if hears else []
@@ -93,6 +99,7 @@ def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured:
             **({"human": human} if human else {}),
             "history_kind": (store.read_manifest().get("model") or {}).get("history_kind"),
             **judge_extra,
+            **captions,
             **emotion_report_block(store.root, samples, cfg, turn_scores, exclude, measured),
         },
     )  # fmt: skip

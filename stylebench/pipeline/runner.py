@@ -30,6 +30,9 @@ class Measured:
     features: dict[Key, Any] = field(default_factory=dict)
     probes: dict[Key, Any] = field(default_factory=dict)
     verdicts: dict[Key, Any] = field(default_factory=dict)
+    captions: dict[Key, Any] = field(default_factory=dict)
+    caption_verdicts: dict[Key, Any] = field(default_factory=dict)
+    caption_desc: dict[str, Any] = field(default_factory=dict)
     judge_desc: dict[str, Any] | None = None
     inputs: gate.Inputs = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -75,9 +78,43 @@ def measure(
         stage = ProbeStage(store, replies, emo, probe, functools.cache(lambda: PROBES.load(probe[0])(probe[1])))  # fmt: skip
         res = run_stage(store, stage, **kw)
         out.probes, out.counts["probe"] = res.records, res.counts
+    if cfg.caption.captioner != "none":
+        _caption(store, samples, cfg, out, kw)
     if judge is not None:
         _judge(store, samples, cfg, judge, out, kw)
     return out
+
+
+def _caption(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, out: Measured, kw: dict[str, Any]) -> None:  # fmt: skip
+    from stylebench.metrics.captions.base import CAPTION_JUDGES, CAPTIONERS, load_instruction
+    from stylebench.metrics.dims.base import ScoreContext
+    from stylebench.metrics.judges.cache import JudgeCache, default_cache_path
+    from stylebench.pipeline.caption import CaptionJudgeStage, CaptionStage, build, dim_values
+
+    cc, m = cfg.caption, cfg.measure
+    captioner = build(CAPTIONERS, cc.captioner, cc.caption_model, cc.caption_url, cc.caption_args, "captioner")  # fmt: skip
+    offline = cc.captioner == "features"  # reads the measurements; emotion has none to describe
+    dims = sorted({s.dim for s in samples if not (offline and s.dim == "emotion")})
+    instructions = {d: load_instruction(d, cc.caption_prompt) for d in dims}
+    extra: dict[str, Any] = {}
+    if offline:
+        ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
+        extra = {"features": out.features, "values": dim_values(samples, out.features, ctx)}
+    stage = CaptionStage(store, samples, out.replies, captioner, instructions, strict=cfg.strict, **extra)  # fmt: skip
+    res = run_stage(store, stage, **kw)
+    out.captions, out.counts["caption"] = res.records, res.counts
+    jargs = {**cc.caption_judge_args, **({"prompt": cc.caption_judge_prompt} if cc.caption_judge_prompt else {})}  # fmt: skip
+    judge = build(CAPTION_JUDGES, cc.caption_judge, cc.caption_judge_model, cc.caption_judge_url, jargs, "caption judge")  # fmt: skip
+    out.caption_desc = {"captioner": stage.desc, "judge": judge.describe(),
+                        "instructions": {d: {"name": i.name, "sha256": i.sha256, "source": i.source} for d, i in instructions.items()}}  # fmt: skip
+    use_cache = cc.caption_judge != "lexicon" and cfg.judge.judge_cache and kw["compute"]
+    cache = JudgeCache(default_cache_path()) if use_cache else None
+    try:
+        res = run_stage(store, CaptionJudgeStage(samples, out.captions, judge, cache=cache, strict=cfg.strict), **kw)  # fmt: skip
+    finally:
+        if cache is not None:
+            cache.close()
+    out.caption_verdicts, out.counts["caption_judge"] = res.records, res.counts
 
 
 def _judge(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, judge: Any, out: Measured, kw: dict[str, Any]) -> None:  # fmt: skip

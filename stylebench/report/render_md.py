@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from stylebench.report.md_text import dim_table, md_escape
+from stylebench.report.sections.captions import captions_markdown
 from stylebench.report.sections.emotion import emotion_markdown
 from stylebench.report.sections.human import human_markdown
 from stylebench.report.sections.relevance import banner_markdown, relevance_markdown
@@ -46,6 +47,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += human_markdown(report["human"])
     if report.get("emotion_scores"):  # which emotion scores are human, probe or prosodic
         lines += emotion_markdown(report["emotion_scores"])
+    if report.get("captions"):  # the captioning probe
+        lines += captions_markdown(report["captions"])
     if report.get("notes"):
         lines += ["## Notes", "", *(f"- {md_escape(n)}" for n in report["notes"]), ""]
     return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The captioning probe: speaking-style captioners, caption judges, and captioner metrics."""
