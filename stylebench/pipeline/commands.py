@@ -26,6 +26,7 @@ from stylebench.pipeline.manifest import (
 )
 from stylebench.pipeline.reporting import extractor_names, report
 from stylebench.pipeline.respond import ReplyLimits, RespondStage
+from stylebench.pipeline.respond_job import ModelSpec
 from stylebench.pipeline.runner import measure
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import Sample
@@ -62,14 +63,12 @@ def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
 
 def build_model(cfg: RunConfig, store: RunStore) -> Any:
     """The wrapper for ``cfg.model``: in this process, or in ``cfg.worker_python``'s env."""
-    if cfg.worker_python:
-        from stylebench.model_wrappers.worker import WorkerModel
+    return model_spec(cfg, store.root / "worker.log")()
 
-        return WorkerModel(cfg.model, cfg.model_args, python=cfg.worker_python,
-                           turn_timeout_s=cfg.turn_timeout_s, log_path=store.root / "worker.log")  # fmt: skip
-    from stylebench.model_wrappers.registry import MODELS
 
-    return MODELS.load(cfg.model)(**cfg.model_args)
+def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
+    return ModelSpec(cfg.model, dict(cfg.model_args), cfg.worker_python, cfg.turn_timeout_s,
+                     None if log_path is None else str(log_path))  # fmt: skip
 
 
 def _judge_entry(cfg: RunConfig, judge: Any) -> dict[str, Any]:
