@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stylebench.executors.config import ExecutorConfig
 from stylebench.metrics.dims.base import jnd
 from stylebench.records import ACOUSTIC_DIMS, DIMS, LANGS, DecodeConfig
 
@@ -140,6 +141,7 @@ SECTIONS: dict[str, type] = {
     "score": ScoreConfig,
     "judge": JudgeConfig,
     "emotion": EmotionConfig,
+    "executor": ExecutorConfig,  # where work runs (stylebench/executors/config.py)
 }
 
 
@@ -167,6 +169,7 @@ class RunConfig:
     score: ScoreConfig = field(default_factory=ScoreConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     emotion: EmotionConfig = field(default_factory=EmotionConfig)
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
 
     def __post_init__(self) -> None:
         _check_choice(self.dim, "dim", (*DIMS, "all"))
@@ -202,9 +205,7 @@ class RunConfig:
 
 def section_of() -> dict[str, str | None]:
     """Field name -> section name (``None`` for top-level run fields)."""
-    out: dict[str, str | None] = {
-        f.name: None for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS
-    }
+    out: dict[str, str | None] = {f.name: None for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS}  # fmt: skip
     for section, cls in SECTIONS.items():
         for f in dataclasses.fields(cls):
             out[f.name] = section

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig, flatten, resolve_config
+from stylebench.executors.base import make_executor
 from stylebench.pipeline import gate
 from stylebench.pipeline.manifest import (
     Identity,
@@ -31,6 +32,10 @@ from stylebench.pipeline.runner import measure
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import Sample
 from stylebench.store import RunStore
+
+#: executor settings a stored run's config does not pass on (how the ASR decoded does: it is
+#: part of the transcripts' key)
+WHERE_IT_RAN = ("executor", "ray_address", "workers", "gpus_per_worker", "feature_workers")
 
 
 @dataclass(frozen=True)
@@ -61,12 +66,8 @@ def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
     return sorted(chosen, key=lambda s: s.id)
 
 
-def build_model(cfg: RunConfig, store: RunStore) -> Any:
-    """The wrapper for ``cfg.model``: in this process, or in ``cfg.worker_python``'s env."""
-    return model_spec(cfg, store.root / "worker.log")()
-
-
 def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
+    """How to build the wrapper for ``cfg.model``: in process, or in ``cfg.worker_python``'s env."""
     return ModelSpec(cfg.model, dict(cfg.model_args), cfg.worker_python, cfg.turn_timeout_s,
                      None if log_path is None else str(log_path))  # fmt: skip
 
@@ -91,8 +92,10 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
     if store.exists() and store.read_manifest().get("dialogues", {}).get("checksum") != checksum:
         raise ValueError(f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out")  # fmt: skip
-    with store.lock("stylebench run"):
-        model = build_model(cfg, store)
+    with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
+        # a remote worker cannot write into this folder: its worker adapter logs to its own disk
+        spec = model_spec(cfg, None if cfg.executor.executor == "ray" else store.root / "worker.log")
+        model = executor.build(spec)
         try:
             desc = model.describe()
             identity = Identity.of(desc, cfg.decode)
@@ -101,11 +104,11 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=desc,
                            judge=_judge_entry(cfg, judge), extractors=extractor_names(cfg), command="run")  # fmt: skip
             limits = ReplyLimits(cfg.max_reply_chars, cfg.max_reply_s)
-            stage = RespondStage(store, samples, set_root, identity, model, limits=limits, strict=cfg.strict)  # fmt: skip
-            responded = run_stage(store, stage, strict=cfg.strict, progress=progress)
+            stage = RespondStage(store, samples, set_root, identity, model, limits=limits, strict=cfg.strict, model_spec=spec)  # fmt: skip
+            responded = run_stage(store, stage, strict=cfg.strict, progress=progress, executor=executor)  # fmt: skip
         finally:
             getattr(model, "close", lambda: None)()
-        measured = measure(store, samples, cfg, responded.records, judge=judge, progress=progress)
+        measured = measure(store, samples, cfg, responded.records, judge=judge, progress=progress, executor=executor)  # fmt: skip
         measured.counts["respond"] = responded.counts
         return RunResult(store, report(store, samples, cfg, measured), measured.counts)
 
@@ -141,6 +144,8 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
         for key in ("judge_model", "judge_url", "judge_args", "judge_prompt", "judge_prompt_srd", "judge_prompt_mrd"):  # fmt: skip
             base.pop(key, None)
+    for key in WHERE_IT_RAN:  # where the stored run's work ran is not where this one runs
+        base.pop(key, None)
     cfg = resolve_config(overrides, base=base)
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:
@@ -162,7 +167,8 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
         write_manifest(store, cfg, identity, dialogues_entry(run.set_root, run.checksum, samples),
                        model=run.manifest.get("model") or identity.model, judge=_judge_entry(cfg, judge),
                        extractors=extractor_names(cfg), command="score")  # fmt: skip
-        measured = measure(store, samples, cfg, run.replies(), judge=judge, progress=progress)
+        with make_executor(cfg.executor) as executor:
+            measured = measure(store, samples, cfg, run.replies(), judge=judge, progress=progress, executor=executor)  # fmt: skip
         return RunResult(store, report(store, samples, cfg, measured), measured.counts)
 
 

@@ -24,11 +24,10 @@ from typing import Any
 
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
+from stylebench.pipeline.stage import PROVENANCE
 from stylebench.records import TURNS, RespondRecord, Sample, Turn, validate_record
 
 log = logging.getLogger(__name__)
-#: the key of a record's ``raw`` that says where it was computed; never handed back to the model
-PROVENANCE = "executor"
 
 
 @dataclass(frozen=True)

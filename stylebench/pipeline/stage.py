@@ -67,6 +67,11 @@ class Stage(Protocol):
         ...
 
 
+#: the key of a record's ``raw`` that says where it was computed (node, actor, process, GPUs):
+#: never part of a fingerprint, never handed back to a model
+PROVENANCE = "executor"
+
+
 class WorkerLost(RuntimeError):
     """The process computing a unit died (a Ray actor exited, a pool worker was killed): the
     unit's pending keys become error records, and a re-run retries them."""
