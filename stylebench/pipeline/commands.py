@@ -87,6 +87,10 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
 
     if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
         MODELS[cfg.model]  # unknown names fail here, before any work, with suggestions
+    if cfg.executor.executor == "ray":
+        from stylebench.executors.ray_executor import import_ray
+
+        import_ray()  # without the extra: one line naming it, before the run folder exists
     samples_all, set_root, checksum = load_dialogues(cfg)
     samples = select_samples(samples_all, cfg)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))

@@ -93,10 +93,16 @@ class RespondStage:
         """Write each new reply's wav into the run folder (atomically), then hand its record on.
 
         A repeated delivery of a turn that is already ok leaves the stored wav alone: the first
-        ok record, and the file its sha256 names, stand.
+        ok record, and the file its sha256 names, stand. A turn asked after an earlier reply
+        that was not the one kept (a repeat of a whole sample by a model that answers
+        differently each time) is dropped: its history is not the stored one.
         """
+        s: Sample = unit.payload
         for out in outcomes:
             rec = out.record
+            prior = [r.sha256 for j in TURNS[: rec.turn - 1] if is_ok(r := done.get((s.id, j)))]
+            if len(prior) == rec.turn - 1 and rec.fp != turn_fp(self.identity, s, rec.turn, prior):
+                continue
             if out.wav is None or repeated(done, rec):
                 yield rec
                 continue
