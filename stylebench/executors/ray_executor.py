@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,17 @@ def provenance(role: str, index: int | None = None) -> dict[str, Any]:
     if actor:
         out.update(actor=actor, worker=index)
     return out
+
+
+def why(exc: BaseException) -> str:
+    """Ray's account of a lost worker in one line: its first line and, when the actor failed to
+    start, the error that stopped it (the message's last line)."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln).strip() for ln in str(exc).splitlines()]
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        return type(exc).__name__
+    head = lines[0].split(" (pid=")[0][:200]
+    return head if len(lines) == 1 else f"{head}: {lines[-1][:300]}"
 
 
 class Host:
@@ -199,8 +211,7 @@ class RayExecutor:
         try:
             ok, value = self.get(ref)
         except (self.ray.exceptions.RayActorError, self.ray.exceptions.WorkerCrashedError) as exc:
-            first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__  # fmt: skip
-            raise WorkerLost(f"the Ray worker computing {unit.id} died ({first}); re-run to retry") from None  # fmt: skip
+            raise WorkerLost(f"the Ray worker computing {unit.id} died ({why(exc)}); re-run to retry") from None  # fmt: skip
         if not ok:
             raise value
         yield from stage.accept(unit, value, done)
