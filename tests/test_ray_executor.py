@@ -71,6 +71,11 @@ def test_ray_run_equals_the_serial_run(small_set, tmp_path, serial_run):
     plain = {(r["sample_id"], r["turn"]): (r["fp"], r["sha256"], r["text"]) for r in stored(serial_run.store.root)}  # fmt: skip
     assert {(r["sample_id"], r["turn"]): (r["fp"], r["sha256"], r["text"]) for r in recs} == plain
     assert all("executor" in f["raw"] for f in stored(res.store.root, "features"))
+    from stylebench.pipeline.commands import rescore
+
+    again = rescore(res.store.root, {"executor": "ray", "vad": "silero"}, progress=False)  # score on Ray
+    assert again.counts["features"] == {"ok": 12, "error": 0, "skipped": 0}  # new VAD: remeasured
+    assert {f["raw"]["executor"]["role"] for f in stored(res.store.root, "features")} == {"task"}
 
 
 class DyingReference(ScriptedModel):

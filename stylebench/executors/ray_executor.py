@@ -30,6 +30,21 @@ from stylebench.registry import MissingExtraError
 log = logging.getLogger(__name__)
 #: tasks in flight per CPU of the cluster (bounded: jobs carry audio bytes)
 TASKS_PER_CPU = 2
+#: thread settings the workers take from the driver. Ray sets OMP_NUM_THREADS=1 in its workers;
+#: numpy's BLAS reads it when it loads, and Whisper's log-mel features (a matrix product) then sum
+#: in another order: measured here, 4 of 36 reference replies transcribed differently by Whisper
+#: base with 1 BLAS thread than with 2 (this machine's default). Unset in the driver means the
+#: BLAS default, one thread per core.
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def thread_env() -> dict[str, str]:
+    """The driver's BLAS thread settings, for the workers' runtime environment."""
+    from stylebench.executors.serial import cores
+
+    env = {k: v for k in THREAD_VARS if (v := os.environ.get(k)) is not None}
+    env.setdefault("OMP_NUM_THREADS", str(cores()))
+    return env
 
 
 def import_ray() -> Any:
@@ -155,8 +170,8 @@ class RayExecutor:
         """The actors hosting ``factory``'s resident, started on first use."""
         key = repr(factory)
         if key not in self.pools:
-            remote = self.ray.remote(num_cpus=1, num_gpus=self.cfg.gpus_per_worker,
-                                     max_restarts=-1, max_task_retries=0)(Host)  # fmt: skip
+            remote = self.ray.remote(num_cpus=1, num_gpus=self.cfg.gpus_per_worker, max_restarts=-1,
+                                     max_task_retries=0, runtime_env={"env_vars": thread_env()})(Host)  # fmt: skip
             role = type(factory).__name__
             self.pools[key] = [remote.remote(factory, role, i) for i in range(self.cfg.workers)]
         return self.pools[key]
@@ -187,7 +202,7 @@ class RayExecutor:
         self.release(stage.resident)
 
     def _tasks(self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]) -> Iterator[tuple[Unit, Iterable[Any]]]:  # fmt: skip
-        task = self.ray.remote(num_cpus=1)(run_task)
+        task = self.ray.remote(num_cpus=1, runtime_env={"env_vars": thread_env()})(run_task)
         slots = [None] * max(1, int(self.ray.cluster_resources().get("CPU", 1)) * TASKS_PER_CPU)
         yield from self._dispatch(stage, units, done, lambda job, _slot: task.remote(job), slots)
 
