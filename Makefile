@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
-EXTRAS ?= offline,hf,dev
+EXTRAS ?= offline,hf,dev,ray
 TORCH_PIN ?= torch==2.13.0
 comma := ,
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))

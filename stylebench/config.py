@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.caption_config import CaptionConfig
+from stylebench.executors.config import ExecutorConfig
 from stylebench.metrics.dims.base import jnd
 from stylebench.options import check_choice as _check_choice
 from stylebench.options import check_choices as _check_choices
@@ -110,6 +111,7 @@ SECTIONS: dict[str, type] = {
     "judge": JudgeConfig,
     "emotion": EmotionConfig,
     "caption": CaptionConfig,
+    "executor": ExecutorConfig,  # where work runs (stylebench/executors/config.py)
 }
 
 
@@ -138,6 +140,7 @@ class RunConfig:
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     emotion: EmotionConfig = field(default_factory=EmotionConfig)
     caption: CaptionConfig = field(default_factory=CaptionConfig)
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
 
     def __post_init__(self) -> None:
         _check_choice(self.dim, "dim", (*DIMS, "all"))
@@ -173,9 +176,7 @@ class RunConfig:
 
 def section_of() -> dict[str, str | None]:
     """Field name -> section name (``None`` for top-level run fields)."""
-    out: dict[str, str | None] = {
-        f.name: None for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS
-    }
+    out: dict[str, str | None] = {f.name: None for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS}  # fmt: skip
     for section, cls in SECTIONS.items():
         for f in dataclasses.fields(cls):
             out[f.name] = section

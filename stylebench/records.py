@@ -123,6 +123,7 @@ class TranscriptRecord:
     flags: list[str] = field(default_factory=list)
     error: str = ""
     stage: str = "transcribe"
+    raw: dict[str, Any] = field(default_factory=dict)  # where it was computed (never in the fp)
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ class FeatureRecord:
     flags: list[str] = field(default_factory=list)
     error: str = ""
     stage: str = "features"
+    raw: dict[str, Any] = field(default_factory=dict)  # where it was computed (never in the fp)
 
 
 @dataclass(frozen=True)

@@ -68,16 +68,8 @@ class FasterWhisperASR:
 
     backend = "faster-whisper"
 
-    def __init__(
-        self,
-        model: str = "base",
-        *,
-        device: str = "cpu",
-        compute_type: str = "int8",
-        cpu_threads: int = 0,
-        beam_size: int = 1,
-        cache_dir: Path | None = None,
-    ) -> None:
+    def __init__(self, model: str = "base", *, device: str = "cpu", compute_type: str = "int8",
+                 cpu_threads: int = 0, beam_size: int = 1, cache_dir: Path | None = None) -> None:  # fmt: skip
         if beam_size < 1 or cpu_threads < 0:
             raise ValueError("beam_size must be >= 1 and cpu_threads >= 0")
         self.model = model
@@ -112,8 +104,7 @@ class FasterWhisperASR:
                 self._suppress = numeral_tokens(tok.get_vocab_size(), lambda i: tok.decode([i]))
         return self._model
 
-    def _decode(self, audio: np.ndarray, lang: str, *, retry: bool) -> list[Any]:
-        model = self._load()
+    def _options(self, lang: str, *, retry: bool) -> dict[str, Any]:
         options: dict[str, Any] = {
             "language": lang,
             "task": "transcribe",
@@ -131,6 +122,11 @@ class FasterWhisperASR:
             options["no_repeat_ngram_size"] = RETRY_NO_REPEAT_NGRAM
         if self._suppress and lang in SUPPRESS_NUMERALS:
             options["suppress_tokens"] = [-1, *self._suppress]
+        return options
+
+    def _decode(self, audio: np.ndarray, lang: str, *, retry: bool) -> list[Any]:
+        model = self._load()
+        options = self._options(lang, retry=retry)
         params = inspect.signature(model.transcribe).parameters.values()
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
             names = {p.name for p in params}  # older faster-whisper: drop options it lacks
@@ -159,15 +155,42 @@ class FasterWhisperASR:
             ValueError: bad audio, an unsupported language, or zh with an English-only model.
             ImportError: faster-whisper is not installed.
         """
+        self._check(lang)
+        audio = to_16k(wave, sr)
+        return self._ladder(audio, lang, None)
+
+    def _ladder(self, audio: np.ndarray, lang: str, first: list[Any] | None) -> Transcript:
+        """The decoding ladder; ``first`` is the first pass when it was decoded already."""
+        def decode(retry: bool) -> Transcript:
+            segs = first if first is not None and not retry else self._decode(audio, lang, retry=retry)  # fmt: skip
+            return self._build(segs, lang, ("asr_redecoded",) if retry else ())
+
+        return redecode_if_needed(decode)
+
+    def transcribe_batch(self, items: list[tuple[np.ndarray, int, str]], batch_size: int) -> list[Transcript]:  # fmt: skip
+        """Transcribe many replies, first passes ``batch_size`` at a time (:mod:`.batched`, which
+        says where that differs from :meth:`transcribe`); replies over 30 s go one by one.
+
+        Raises:
+            ValueError: as :meth:`transcribe`, for the first bad item.
+        """
+        from stylebench.metrics.asr.batched import WINDOW_S, first_pass
+
+        for _, _, lang in items:
+            self._check(lang)
+        audios = [to_16k(w, sr) for w, sr, _ in items]
+        out: list[Transcript | None] = [None] * len(items)
+        for lang in dict.fromkeys(lang for _, _, lang in items):
+            idx = [i for i, it in enumerate(items) if it[2] == lang and len(audios[i]) <= WINDOW_S * 16000]  # fmt: skip
+            firsts = first_pass(self._load(), [audios[i] for i in idx], lang, self._options(lang, retry=False), batch_size) if idx else []  # fmt: skip
+            for i, segs in zip(idx, firsts, strict=True):
+                out[i] = self._ladder(audios[i], lang, segs)
+        return [t if t is not None else self._ladder(audios[i], items[i][2], None) for i, t in enumerate(out)]  # fmt: skip
+
+    def _check(self, lang: str) -> None:
         check_lang(lang)
         if self.english_only and lang != "en":
             raise ValueError(f"model {self.model!r} is English-only; use 'base' for lang {lang!r}")
-        audio = to_16k(wave, sr)
-        return redecode_if_needed(
-            lambda retry: self._build(
-                self._decode(audio, lang, retry=retry), lang, ("asr_redecoded",) if retry else ()
-            )
-        )
 
 
 NUMERAL_CHARS = frozenset("0123456789%$£€¥")

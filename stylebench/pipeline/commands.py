@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig, flatten, resolve_config
+from stylebench.executors.base import make_executor
 from stylebench.pipeline import gate
 from stylebench.pipeline.manifest import (
     Identity,
@@ -27,12 +28,16 @@ from stylebench.pipeline.manifest import (
 )
 from stylebench.pipeline.reporting import extractor_names, report
 from stylebench.pipeline.respond import ReplyLimits, RespondStage
+from stylebench.pipeline.respond_job import ModelSpec
 from stylebench.pipeline.runner import measure
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import Sample
 from stylebench.store import RunStore
 
 log = logging.getLogger(__name__)
+#: executor settings a stored run's config does not pass on (how the ASR decoded does: it is
+#: part of the transcripts' key)
+WHERE_IT_RAN = ("executor", "ray_address", "workers", "gpus_per_worker", "feature_workers")
 
 
 @dataclass(frozen=True)
@@ -63,16 +68,10 @@ def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
     return sorted(chosen, key=lambda s: s.id)
 
 
-def build_model(cfg: RunConfig, store: RunStore) -> Any:
-    """The wrapper for ``cfg.model``: in this process, or in ``cfg.worker_python``'s env."""
-    if cfg.worker_python:
-        from stylebench.model_wrappers.worker import WorkerModel
-
-        return WorkerModel(cfg.model, cfg.model_args, python=cfg.worker_python,
-                           turn_timeout_s=cfg.turn_timeout_s, log_path=store.root / "worker.log")  # fmt: skip
-    from stylebench.model_wrappers.registry import MODELS
-
-    return MODELS.load(cfg.model)(**cfg.model_args)
+def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
+    """How to build the wrapper for ``cfg.model``: in process, or in ``cfg.worker_python``'s env."""
+    return ModelSpec(cfg.model, dict(cfg.model_args), cfg.worker_python, cfg.turn_timeout_s,
+                     None if log_path is None else str(log_path))  # fmt: skip
 
 
 def _judge_entry(cfg: RunConfig, judge: Any) -> dict[str, Any]:
@@ -91,13 +90,19 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
 
     if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
         MODELS[cfg.model]  # unknown names fail here, before any work, with suggestions
+    if cfg.executor.executor == "ray":
+        from stylebench.executors.ray_executor import import_ray
+
+        import_ray()  # without the extra: one line naming it, before the run folder exists
     samples_all, set_root, checksum = load_dialogues(cfg)
     samples = select_samples(samples_all, cfg)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
     if store.exists() and store.read_manifest().get("dialogues", {}).get("checksum") != checksum:
         raise ValueError(f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out")  # fmt: skip
-    with store.lock("stylebench run"):
-        model = build_model(cfg, store)
+    with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
+        # a remote worker cannot write into this folder: its worker adapter logs to its own disk
+        spec = model_spec(cfg, None if cfg.executor.executor == "ray" else store.root / "worker.log")
+        model = executor.build(spec)
         try:
             desc = model.describe()
             identity = Identity.of(desc, cfg.decode)
@@ -111,11 +116,11 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=entry,
                            judge=_judge_entry(cfg, judge), extractors=extractor_names(cfg), command="run")  # fmt: skip
             limits = ReplyLimits(cfg.max_reply_chars, cfg.max_reply_s)
-            stage = RespondStage(store, samples, set_root, identity, model, limits=limits, strict=cfg.strict)  # fmt: skip
-            responded = run_stage(store, stage, strict=cfg.strict, progress=progress)
+            stage = RespondStage(store, samples, set_root, identity, model, limits=limits, strict=cfg.strict, model_spec=spec)  # fmt: skip
+            responded = run_stage(store, stage, strict=cfg.strict, progress=progress, executor=executor)  # fmt: skip
         finally:
             getattr(model, "close", lambda: None)()
-        measured = measure(store, samples, cfg, responded.records, judge=judge, progress=progress)
+        measured = measure(store, samples, cfg, responded.records, judge=judge, progress=progress, executor=executor)  # fmt: skip
         measured.counts["respond"] = responded.counts
         return RunResult(store, report(store, samples, cfg, measured), measured.counts)
 
@@ -156,6 +161,8 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
         if overrides.get(name) not in (None, base.get(name)):  # another backend: drop its options
             for key in options:
                 base.pop(key, None)
+    for key in WHERE_IT_RAN:  # where the stored run's work ran is not where this one runs
+        base.pop(key, None)
     cfg = resolve_config(overrides, base=base)
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:
@@ -177,7 +184,8 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
         write_manifest(store, cfg, identity, dialogues_entry(run.set_root, run.checksum, samples),
                        model=run.manifest.get("model") or identity.model, judge=_judge_entry(cfg, judge),
                        extractors=extractor_names(cfg), command="score")  # fmt: skip
-        measured = measure(store, samples, cfg, run.replies(), judge=judge, progress=progress)
+        with make_executor(cfg.executor) as executor:
+            measured = measure(store, samples, cfg, run.replies(), judge=judge, progress=progress, executor=executor)  # fmt: skip
         return RunResult(store, report(store, samples, cfg, measured), measured.counts)
 
 

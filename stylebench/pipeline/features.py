@@ -4,19 +4,25 @@ A sample's three replies are processed together: the octave-error guard on F0 ta
 from the speaker's own voiced frames across the sample (:func:`stylebench.metrics.pitch.speaker_f0_range`).
 Which keys a record holds, and at which definition version, comes from the metric specs
 (:func:`stylebench.metrics.spec.feature_specs`): a key no spec declares is a bug, caught here.
-Unscorable audio becomes an error record with the reason, never a crash of the run.
+Unscorable audio becomes an error record with the reason, never a crash of the run. A sample is
+measured by a :class:`FeaturesJob`, stateless, so any process computes it: this one, a pool of
+processes on this machine (``--feature-workers``) or a Ray task.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 from stylebench.audio import AudioError, load_audio
 from stylebench.metrics.spec import check_declared
+from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
-from stylebench.pipeline.stage import Unit
+from stylebench.pipeline.stage import PROVENANCE, Unit
 from stylebench.records import TURNS, FeatureRecord, Key, Sample
 from stylebench.store import RunStore
 
@@ -55,29 +61,66 @@ class FeaturesStage:
                 units.append(Unit(s.id, {(s.id, k): key for k in reps}, payload=(s, reps, trs)))
         return units
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[FeatureRecord]:
+    resident = None  # stateless: any worker computes any sample
+
+    def job(self, unit: Unit, done: Mapping[Key, Any]) -> FeaturesJob:
         s, reps, trs = unit.payload
-        pending = {k for k in reps if not (done.get((s.id, k)) and done[(s.id, k)].status == "ok")}
+        pending = tuple(k for k in reps if not (done.get((s.id, k)) and done[(s.id, k)].status == "ok"))  # fmt: skip
+        audio = {k: Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio)) for k, r in reps.items()}  # fmt: skip
+        texts = {k: r.text for k, r in reps.items()}
+        fps = {k: unit.fps[(s.id, k)] for k in reps}
+        return FeaturesJob(s.id, s.lang, audio, texts, trs, fps, pending, self.cfg, self.strict)
+
+    def accept(self, unit: Unit, outcomes: Iterable[FeatureRecord], done: Mapping[Key, Any]) -> Iterable[FeatureRecord]:  # fmt: skip
+        return outcomes
+
+    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[FeatureRecord]:
+        return self.job(unit, done).run(None)
+
+
+@dataclass(frozen=True)
+class FeaturesJob:
+    """One sample's measurements, computable anywhere (its replies' audio as blobs)."""
+
+    sample_id: str
+    lang: str
+    audio: Mapping[int, Blob]
+    texts: Mapping[int, str]
+    transcripts: Mapping[int, Any]
+    fps: Mapping[int, str]
+    pending: tuple[int, ...]
+    cfg: FeatureConfig
+    strict: bool = False
+
+    def shipped(self) -> FeaturesJob:
+        return replace(self, audio={k: b.shipped() for k, b in self.audio.items()})
+
+    def run(self, resident: Any = None, where: Mapping[str, Any] | None = None) -> Iterator[FeatureRecord]:  # fmt: skip
+        """Yield the records of the pending turns; unscorable audio is an error record."""
+        with tempfile.TemporaryDirectory(prefix="stylebench-job-") as tmp:
+            yield from self._run(Path(tmp), dict(where) if where else {})
+
+    def _run(self, tmp: Path, raw: dict[str, Any]) -> Iterator[FeatureRecord]:
+        sid, pending = self.sample_id, set(self.pending)
+        raw = {PROVENANCE: raw} if raw else {}
         parts: dict[int, dict[str, Any]] = {}
-        for k, r in reps.items():
+        for k, blob in self.audio.items():
             try:
-                wave, sr = load_audio(self.store.root / r.audio, target_sr=ANALYSIS_SR)
+                wave, sr = load_audio(blob.local(tmp), target_sr=ANALYSIS_SR)
                 parts[k] = analyse_reply(wave, sr, self.cfg)
             except (AudioError, ValueError) as exc:
                 if self.strict:
                     raise
                 if k in pending:
-                    yield FeatureRecord(s.id, k, "error", unit.fps[(s.id, k)], error=f"{type(exc).__name__}: {exc}")  # fmt: skip
-        texts = {k: r.text for k, r in reps.items()}
-        finished = finish_sample(parts, trs, s.lang, texts) if parts else {}
+                    yield FeatureRecord(sid, k, "error", self.fps[k], error=f"{type(exc).__name__}: {exc}", raw=raw)  # fmt: skip
+        finished = finish_sample(parts, dict(self.transcripts), self.lang, dict(self.texts)) if parts else {}  # fmt: skip
         for k, result in finished.items():
             if k not in pending:
                 continue
-            fp = unit.fps[(s.id, k)]
             if isinstance(result, str):
                 if self.strict:
-                    raise ValueError(f"{s.id} turn {k}: {result}")
-                yield FeatureRecord(s.id, k, "error", fp, error=result)
+                    raise ValueError(f"{sid} turn {k}: {result}")
+                yield FeatureRecord(sid, k, "error", self.fps[k], error=result, raw=raw)
             else:
                 check_declared(result[0])
-                yield FeatureRecord(s.id, k, "ok", fp, values=result[0], flags=result[1])
+                yield FeatureRecord(sid, k, "ok", self.fps[k], values=result[0], flags=result[1], raw=raw)  # fmt: skip

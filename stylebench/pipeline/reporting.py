@@ -26,11 +26,18 @@ def extractor_names(cfg: RunConfig) -> dict[str, str]:
         "volume": f"RMS over speech-active samples ({m.vad} VAD" + (", energy fallback per sample when it misses speech" if m.vad == "silero" else "") + "), linear amplitude; whole-file RMS beside it",
         "speed": "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over the "
         "first-to-last speech span" + ("; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)" if m.speed_source == "nuclei" else ""),
-        "asr": "none" if m.asr == "none" else f"{m.asr} {m.asr_model}",
+        "asr": "none" if m.asr == "none" else f"{m.asr} {m.asr_model}" + asr_how(cfg),
         "vad": m.vad,
         "emotion": "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
         "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side" + probe,
     }  # fmt: skip
+
+
+def asr_how(cfg: RunConfig) -> str:
+    """How the ASR decoded, when not the default (CPU, one reply at a time)."""
+    ex = cfg.executor
+    parts = ([f"{ex.asr_device} float16"] if ex.asr_device != "cpu" else []) + ([f"batched first pass, {ex.asr_batch_size} replies"] if ex.asr_batch_size > 1 else [])  # fmt: skip
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence[Any]) -> str:

@@ -1,7 +1,9 @@
 """respond: drive a model through the three turns of every sample, its own replies in the history.
 
-A reply's wav is moved into the run folder before its record is appended, so a kill at any point
-loses at most the reply in flight. Resume rebuilds each sample's history from the stored records
+A reply's wav is written into the run folder (atomically) before its record is appended, so a kill
+at any point loses at most the reply in flight. The turns themselves are asked by a
+:class:`~stylebench.pipeline.respond_job.RespondJob`, in this process or on a worker; this stage
+plans, packs jobs and writes what they return. Resume rebuilds each sample's history from the stored records
 and asks the model only for turns that are not yet ``ok``. A turn's fingerprint covers the run
 identity (the model's ``describe()`` and the decode settings), the sample and the sha256 of every
 earlier reply, so a changed configuration or a changed earlier reply re-asks that turn.
@@ -12,57 +14,27 @@ handed the dialogue script (the answer key); a real model gets the user's turn a
 
 from __future__ import annotations
 
-import logging
-import math
-import shutil
-import time
-import traceback
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from stylebench.audio import sha256_file
+from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
-from stylebench.pipeline.stage import Unit, is_ok
-from stylebench.records import TURNS, Key, RespondRecord, Sample, Turn, validate_record
+from stylebench.pipeline.respond_job import ReplyLimits, ReplyOut, RespondJob, plain_json, script_of
+from stylebench.pipeline.stage import Unit, is_ok, repeated
+from stylebench.records import TURNS, Key, RespondRecord, Sample, Turn
 from stylebench.store import RunStore
 
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ReplyLimits:
-    """What one reply may carry; beyond it the reply is an error record that says so."""
-
-    max_chars: int = 20000
-    max_seconds: float = 600.0
+__all__ = ["ReplyLimits", "RespondStage", "plain_json", "script_of", "user_turn_of"]
 
 
 def user_turn_of(sample: Sample, k: int, set_root: Path) -> Turn:
     """The k-th (1-based) user turn as a model hears it: the request's wav and its text."""
     ut = sample.turns[k - 1]
     return Turn("user", ut.text, str(set_root / ut.audio), ut.sr)
-
-
-def script_of(sample: Sample, k: int) -> Any:
-    """The answer key of turn ``k``, for embedded calibration models only."""
-    from stylebench.model_wrappers.base import Script
-
-    return Script(sample.content, sample.dim, sample.direction, sample.lang, sample.emotion, k)
-
-
-def plain_json(value: Any) -> Any:
-    """Model extras made storable: non-finite numbers and objects become their text."""
-    if isinstance(value, dict):
-        return {str(k): plain_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_json(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    return repr(value)
 
 
 class RespondStage:
@@ -82,10 +54,11 @@ class RespondStage:
         *,
         limits: ReplyLimits = ReplyLimits(),
         strict: bool = False,
+        model_spec: Any = None,
     ) -> None:
         self.store, self.samples, self.set_root = store, samples, set_root
         self.identity, self.decode, self.model = identity, identity.decode, model
-        self.limits, self.strict = limits, strict
+        self.limits, self.strict, self.model_spec = limits, strict, model_spec
 
     def plan(self) -> list[Unit]:
         keys = [(s.id, k) for s in self.samples for k in TURNS]
@@ -107,83 +80,48 @@ class RespondStage:
             units.append(Unit(s.id, fps, payload=s))
         return units
 
+    def job(self, unit: Unit, done: Mapping[Key, Any]) -> RespondJob:
+        """The unit's sample with its user audio and earlier ok replies, by path."""
+        s: Sample = unit.payload
+        mine = {k: r for k in TURNS if (r := done.get((s.id, k))) is not None}
+        replies = {k: Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio))
+                   for k, r in mine.items() if r.status == "ok"}  # fmt: skip
+        users = tuple(Blob(f"user/{Path(t.audio).name}", path=str(self.set_root / t.audio)) for t in s.turns)  # fmt: skip
+        return RespondJob(s, self.identity, users, mine, replies, self.limits, self.strict)
+
+    def accept(self, unit: Unit, outcomes: Iterable[ReplyOut], done: Mapping[Key, Any]) -> Iterator[RespondRecord]:  # fmt: skip
+        """Write each new reply's wav into the run folder (atomically), then hand its record on.
+
+        A repeated delivery of a turn that is already ok leaves the stored wav alone: the first
+        ok record, and the file its sha256 names, stand. A turn asked after an earlier reply
+        that was not the one kept (a repeat of a whole sample by a model that answers
+        differently each time) is dropped: its history is not the stored one.
+        """
+        s: Sample = unit.payload
+        for out in outcomes:
+            rec = out.record
+            prior = [r.sha256 for j in TURNS[: rec.turn - 1] if is_ok(r := done.get((s.id, j)))]
+            if len(prior) == rec.turn - 1 and rec.fp != turn_fp(self.identity, s, rec.turn, prior):
+                continue
+            if out.wav is None or repeated(done, rec):
+                yield rec
+                continue
+            dest = self.store.audio_path(rec.sample_id, rec.turn)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f"{dest.name}.{os.getpid()}.part")
+            tmp.write_bytes(out.wav)
+            if sha256_file(tmp) != rec.sha256:
+                tmp.unlink()
+                raise RuntimeError(f"{dest.name}: the bytes written differ from the reply's sha256")
+            os.replace(tmp, dest)
+            yield replace(rec, audio=str(dest.relative_to(self.store.root)))
+
+    @property
+    def resident(self) -> Any:
+        """What a worker builds once and keeps: the model (see :class:`ModelSpec`)."""
+        return self.model_spec
+
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[RespondRecord]:
         if self.model is None:
             raise RuntimeError("the respond stage was planned without a model")
-        sample: Sample = unit.payload
-        history: list[Turn] = []
-        prior: list[str] = []
-        broken = ""
-        for k in TURNS:
-            fp = turn_fp(self.identity, sample, k, prior)
-            rec = done.get((sample.id, k))
-            rec = rec if rec is not None and rec.fp == fp else None
-            user = user_turn_of(sample, k, self.set_root)
-            if broken:
-                if rec is None or rec.status != "error":
-                    yield RespondRecord(sample.id, k, "error", fp, error=broken)
-                continue
-            if not is_ok(rec):
-                rec = self._call(history, user, sample, k, fp)
-                yield rec
-            if rec.status != "ok":
-                broken = f"not asked: turn {k} failed ({rec.error.splitlines()[0][:200]})"
-                continue
-            # raw goes back too: some models resume a dialogue from state they stored there
-            reply = Turn("assistant", rec.text, str(self.store.root / rec.audio), rec.sr, dict(rec.raw))  # fmt: skip
-            history += [user, reply]
-            prior.append(rec.sha256)
-
-    def _ask(self, history: list[Turn], user: Turn, sample: Sample, k: int) -> Turn:
-        from stylebench.model_wrappers.base import ScriptedModel
-
-        if isinstance(self.model, ScriptedModel):
-            return self.model.respond_scripted(tuple(history), user, self.decode, script_of(sample, k))  # fmt: skip
-        return self.model.respond(tuple(history), user, self.decode)
-
-    def _call(self, history: list[Turn], user: Turn, sample: Sample, k: int, fp: str) -> RespondRecord:  # fmt: skip
-        t0 = time.perf_counter()
-        try:
-            reply = self._ask(history, user, sample, k)
-            dest = self._keep_audio(reply, sample.id, k)
-            rec = RespondRecord(
-                sample.id, k, "ok", fp, text=reply.text, audio=str(dest.relative_to(self.store.root)),
-                sr=int(reply.sr or 0), sha256=sha256_file(dest),
-                elapsed_s=round(time.perf_counter() - t0, 3), raw=plain_json(dict(reply.raw)),
-            )  # fmt: skip
-            return validate_record(rec)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # a model crash of any kind is this turn's error record
-            if self.strict:
-                raise
-            log.debug("respond failed for %s turn %d", sample.id, k, exc_info=True)
-            return RespondRecord(
-                sample.id, k, "error", fp, error=f"{type(exc).__name__}: {exc}"[:4000],
-                elapsed_s=round(time.perf_counter() - t0, 3),
-                raw={"traceback": traceback.format_exc(limit=3)[-4000:]},
-            )  # fmt: skip
-
-    def _keep_audio(self, reply: Turn, sample_id: str, k: int) -> Path:
-        """Check the reply against its limits and move its wav into the run folder."""
-        import soundfile as sf
-
-        if not isinstance(reply.text, str):
-            raise TypeError(f"reply text must be a string, got {type(reply.text).__name__}")
-        if len(reply.text) > self.limits.max_chars:
-            raise ValueError(f"reply text has {len(reply.text)} characters, over the limit of {self.limits.max_chars} (--max-reply-chars)")  # fmt: skip
-        if reply.audio is None or not Path(reply.audio).is_file():
-            raise RuntimeError(f"model returned no audio file (audio={reply.audio!r})")
-        try:
-            seconds = sf.info(str(reply.audio)).duration
-        except (RuntimeError, sf.LibsndfileError) as exc:
-            raise ValueError(f"reply audio is not a readable sound file: {exc}") from None
-        if seconds > self.limits.max_seconds:
-            raise ValueError(f"reply audio lasts {seconds:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)")  # fmt: skip
-        dest = self.store.audio_path(sample_id, k)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(dest.name + ".part")
-        shutil.copyfile(reply.audio, tmp)
-        tmp.replace(dest)
-        Path(reply.audio).unlink(missing_ok=True)
-        return dest
+        yield from self.accept(unit, self.job(unit, done).run(self.model), done)

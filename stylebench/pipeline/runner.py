@@ -52,23 +52,25 @@ def measure(
     judge: Any = None,
     compute: bool = True,
     progress: bool = True,
+    executor: Any = None,
 ) -> Measured:
     """Run (or, with ``compute=False``, only collect) every stage after respond.
 
     ``judge`` is the judge built from ``cfg`` (:func:`.gate.make_judge`); ``None`` skips judging.
+    ``executor`` computes the transcribe and features units (:mod:`stylebench.executors`).
     """
     out = Measured(replies)
     kw = {"compute": compute, "strict": cfg.strict, "progress": progress}
-    m = cfg.measure
+    m, ex = cfg.measure, cfg.executor
     if m.asr != "none":
-        from stylebench.pipeline.transcribe import TranscribeStage, make_asr
+        from stylebench.pipeline.transcribe import AsrSpec, TranscribeStage
 
-        asr = (m.asr, m.asr_model)
-        stage = TranscribeStage(store, replies, {s.id: s.lang for s in samples}, asr,
-                                functools.cache(lambda: make_asr(*asr)))  # fmt: skip
-        res = run_stage(store, stage, **kw)
+        asr, spec = (m.asr, m.asr_model), AsrSpec(m.asr, m.asr_model, ex.asr_device)
+        stage = TranscribeStage(store, replies, {s.id: s.lang for s in samples}, asr, functools.cache(spec),
+                                spec=spec, batch_size=ex.asr_batch_size, strict=cfg.strict)  # fmt: skip
+        res = run_stage(store, stage, executor=executor, **kw)
         out.transcripts, out.counts["transcribe"] = res.records, res.counts
-    res = run_stage(store, FeaturesStage(store, samples, replies, out.transcripts, feature_config(cfg), strict=cfg.strict), **kw)  # fmt: skip
+    res = run_stage(store, FeaturesStage(store, samples, replies, out.transcripts, feature_config(cfg), strict=cfg.strict), executor=executor, **kw)  # fmt: skip
     out.features, out.counts["features"] = res.records, res.counts
     emo = {s.id for s in samples if s.dim == "emotion"}
     if cfg.emotion.emotion_probe != "none" and emo:

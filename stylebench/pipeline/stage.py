@@ -5,6 +5,12 @@ current record of a key must carry) and computes the records of one unit. The lo
 in :func:`run_stage`, loads what is already done for exactly those fingerprints, skips units that
 are complete, computes the rest, appends each record as soon as it exists (so a kill loses at most
 the record being written), turns the stage's declared errors into error records, and counts.
+
+Where a unit is computed is the executor's business (:mod:`stylebench.executors`): the serial
+executor calls :meth:`Stage.compute` in this process; a parallel one ships a stage's
+:meth:`PortableStage.job` to a process pool or a Ray worker and hands what comes back to
+:meth:`PortableStage.accept`. Either way this loop, in the driver, is the only writer of the
+run folder.
 """
 
 from __future__ import annotations
@@ -61,6 +67,34 @@ class Stage(Protocol):
         ...
 
 
+#: the key of a record's ``raw`` that says where it was computed (node, actor, process, GPUs):
+#: never part of a fingerprint, never handed back to a model
+PROVENANCE = "executor"
+
+
+class WorkerLost(RuntimeError):
+    """The process computing a unit died (a Ray actor exited, a pool worker was killed): the
+    unit's pending keys become error records, and a re-run retries them."""
+
+
+class PortableStage(Stage, Protocol):
+    """A stage whose units can be computed away from the run folder.
+
+    :meth:`job` packs everything one unit needs (audio as :class:`~stylebench.pipeline.blobs.Blob`)
+    into a picklable object whose ``run(resident, where)`` yields the unit's outcomes, wherever it
+    runs; :meth:`accept` turns those outcomes into records in the driver (writing any audio they
+    carry). ``resident`` is what :attr:`resident` builds once per worker (the model, the ASR), or
+    ``None`` for stateless stages; ``where`` is the worker's provenance for the records' ``raw``.
+    """
+
+    #: a picklable zero-argument factory of the per-worker resource, or None (stateless tasks)
+    resident: Any
+
+    def job(self, unit: Unit, done: Mapping[Key, Any]) -> Any: ...
+
+    def accept(self, unit: Unit, outcomes: Iterable[Any], done: Mapping[Key, Any]) -> Iterable[Any]: ...
+
+
 def is_ok(record: Any) -> bool:
     return record is not None and record.status == "ok"
 
@@ -72,12 +106,16 @@ def run_stage(
     compute: bool = True,
     strict: bool = False,
     progress: bool = False,
+    executor: Any = None,
 ) -> StageResult:
     """Plan, load what is done, compute the rest, append and count.
 
     Args:
         compute: False only collects the current records (for ``stylebench report``).
         strict: the stage's declared errors stop the run instead of becoming error records.
+        executor: where units are computed (:mod:`stylebench.executors`); default this process.
+            It yields ``(unit, records)`` pairs, in any order; iterating ``records`` may raise
+            the stage's declared errors or :class:`WorkerLost`, handled here alike.
     """
     from tqdm import tqdm
 
@@ -86,16 +124,21 @@ def run_stage(
     done = store.load(stage.name, keys)
     counts = {"ok": 0, "error": 0, "skipped": 0}
     bar = tqdm(total=len(units), desc=stage.name, unit=stage.unit, disable=not progress or not compute)
+    todo = []
     for unit in units:
-        bar.update(1)
         before = sum(is_ok(done.get(k)) for k in unit.fps)
         counts["skipped"] += before
-        if not compute or before == len(unit.fps):
-            continue
+        if compute and before < len(unit.fps):
+            todo.append(unit)
+        else:
+            bar.update(1)
+    pairs = executor.map(stage, todo, done) if executor is not None else ((u, stage.compute(u, done)) for u in todo)  # fmt: skip
+    for unit, records in pairs:
+        bar.update(1)
         try:
-            for rec in stage.compute(unit, done):
+            for rec in records:
                 _keep(store, stage.name, rec, done, counts)
-        except stage.errors as exc:
+        except (*stage.errors, WorkerLost) as exc:
             if strict:
                 raise
             message = f"{type(exc).__name__}: {exc}"
@@ -106,7 +149,17 @@ def run_stage(
     return StageResult(done, counts)
 
 
+def repeated(done: Mapping[Key, Any], rec: Any) -> bool:
+    """A record of a key that is already ok with the same fingerprint: work delivered twice (a
+    retried task, a resubmitted unit). The first ok record stands; the repeat is dropped."""
+    prev = done.get((rec.sample_id, rec.turn))
+    return is_ok(prev) and prev.fp == rec.fp
+
+
 def _keep(store: RunStore, name: str, rec: Any, done: dict[Key, Any], counts: dict[str, int]) -> None:  # fmt: skip
+    if repeated(done, rec):
+        counts["repeated"] = counts.get("repeated", 0) + 1
+        return
     store.append(name, rec)
     done[(rec.sample_id, rec.turn)] = rec
     counts[rec.status] += 1

@@ -1,17 +1,27 @@
 """transcribe: an ASR transcript (with word times) for every ok reply.
 
 Keyed by the reply's sha256 and the ASR backend + model, so a re-run with the same ASR reuses
-every transcript and a different ASR writes new records beside the old ones.
+every transcript and a different ASR writes new records beside the old ones. A non-default way of
+decoding (a GPU, batches: ``--asr-device``, ``--asr-batch-size``) is part of the key, since its
+transcripts can differ from the default's (:mod:`stylebench.metrics.asr.batched` says where).
+
+With ``--asr-batch-size N`` a unit is N replies, transcribed together by a
+:class:`TranscribeJob` (in this process or on an ASR actor); a reply whose audio cannot be read
+is that reply's error record, not the batch's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 from stylebench.audio import AudioError, load_audio
+from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
-from stylebench.pipeline.stage import Unit
+from stylebench.pipeline.stage import PROVENANCE, Unit
 from stylebench.records import Key, TranscriptRecord
 from stylebench.registry import LazyRegistry
 from stylebench.store import RunStore
@@ -29,21 +39,44 @@ def make_asr(backend: str, model: str) -> Any:
     return ASR_BACKENDS.load(backend)(model)
 
 
-def asr_fp(backend: str, model: str) -> str:
+@dataclass(frozen=True)
+class AsrSpec:
+    """How to build the ASR model anywhere; calling it builds it (on ``device``)."""
+
+    backend: str
+    model: str
+    device: str = "cpu"
+
+    def __call__(self) -> Any:
+        if self.device == "cpu":
+            return make_asr(self.backend, self.model)
+        kw = {"device": self.device}
+        if self.backend == "faster-whisper":
+            kw["compute_type"] = "float16"
+        return ASR_BACKENDS.load(self.backend)(self.model, **kw)
+
+
+def asr_variant(device: str = "cpu", batch_size: int = 1) -> str:
+    """The part of the ASR key that says how decoding ran; empty for the default (CPU, one by one)."""
+    parts = ([f"{device}-float16"] if device != "cpu" else []) + (["batched"] if batch_size > 1 else [])  # fmt: skip
+    return "+".join(parts)
+
+
+def asr_fp(backend: str, model: str, variant: str = "") -> str:
     """Who transcribed, and under which decoding definition (the ASR spec version): a new
     decoding rule makes new transcripts instead of reusing the old ones."""
     from stylebench.metrics.asr.backends import SPEC
 
-    return fingerprint("asr", backend, model, f"v{SPEC.version}")
+    return fingerprint("asr", backend, model, f"v{SPEC.version}", *([variant] if variant else []))
 
 
-def transcript_fp(asr: tuple[str, str], reply_sha: str) -> str:
+def transcript_fp(asr: tuple[str, str], reply_sha: str, variant: str = "") -> str:
     """The fingerprint of the transcript of one reply by one ASR."""
-    return fingerprint(asr_fp(*asr), reply_sha)
+    return fingerprint(asr_fp(*asr, variant), reply_sha)
 
 
 class TranscribeStage:
-    """One unit per ok reply; the ASR model is built on first use, once."""
+    """One unit per ok reply, or per ``batch_size`` of them; the ASR is built on first use, once."""
 
     name: ClassVar[str] = "transcribe"
     errors: ClassVar[tuple[type[BaseException], ...]] = (AudioError, ValueError, RuntimeError)
@@ -56,27 +89,83 @@ class TranscribeStage:
         lang_of: Mapping[str, str],
         asr: tuple[str, str],
         get_asr: Callable[[], Any],
+        *,
+        spec: AsrSpec | None = None,
+        batch_size: int = 1,
+        strict: bool = False,
     ) -> None:
         self.store, self.replies, self.lang_of = store, replies, lang_of
-        self.asr, self.get_asr = asr, get_asr
+        self.asr, self.get_asr, self.batch_size, self.strict = asr, get_asr, batch_size, strict
+        self.resident = spec or AsrSpec(*asr)
+        self.variant = asr_variant(self.resident.device, batch_size)
+        if batch_size > 1:
+            self.unit = "batch"  # type: ignore[misc]
 
     def plan(self) -> list[Unit]:
-        return [
-            Unit(f"{k[0]}/{k[1]}", {k: transcript_fp(self.asr, r.sha256)}, payload=r)
-            for k, r in self.replies.items()
-            if r.status == "ok"
-        ]
+        ok = [(k, r) for k, r in self.replies.items() if r.status == "ok"]
+        units = []
+        for i in range(0, len(ok), self.batch_size):
+            part = ok[i : i + self.batch_size]
+            uid = f"{part[0][0][0]}/{part[0][0][1]}" + (f"+{len(part) - 1}" if len(part) > 1 else "")
+            units.append(Unit(uid, {k: transcript_fp(self.asr, r.sha256, self.variant) for k, r in part}, payload=part))  # fmt: skip
+        return units
+
+    def job(self, unit: Unit, done: Mapping[Key, Any]) -> TranscribeJob:
+        items = tuple(
+            (k, unit.fps[k], Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio)), self.lang_of[r.sample_id])  # fmt: skip
+            for k, r in unit.payload
+            if not (done.get(k) is not None and done[k].status == "ok")
+        )
+        return TranscribeJob(items, self.batch_size, self.strict)
+
+    def accept(self, unit: Unit, outcomes: Iterable[TranscriptRecord], done: Mapping[Key, Any]) -> Iterable[TranscriptRecord]:  # fmt: skip
+        return outcomes
 
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[TranscriptRecord]:
-        r = unit.payload
-        (key, fp), = unit.fps.items()
-        wave, sr = load_audio(self.store.root / r.audio, target_sr=16000)
-        tr = self.get_asr().transcribe(wave, sr, self.lang_of[r.sample_id])
-        yield TranscriptRecord(
-            *key, "ok", fp, text=tr.text, lang=tr.lang,
-            words=[[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
-            backend=tr.backend, model=tr.model, flags=list(tr.flags),
-        )  # fmt: skip
+        return self.job(unit, done).run(self.get_asr())
+
+
+@dataclass(frozen=True)
+class TranscribeJob:
+    """Transcripts of some replies, computable wherever the ASR model lives."""
+
+    items: tuple[tuple[Key, str, Blob, str], ...]  # (key, fingerprint, audio, language)
+    batch_size: int = 1
+    strict: bool = False
+
+    def shipped(self) -> TranscribeJob:
+        return replace(self, items=tuple((k, fp, b.shipped(), lang) for k, fp, b, lang in self.items))
+
+    def run(self, asr: Any, where: Mapping[str, Any] | None = None) -> Iterator[TranscriptRecord]:
+        """Yield one record per item; with one item its errors propagate (the stage's error
+        record, as before batching), with several an unreadable reply is its own error record."""
+        raw = {PROVENANCE: dict(where)} if where else {}
+        with tempfile.TemporaryDirectory(prefix="stylebench-job-") as tmp:
+            loaded, failed = [], {}
+            for key, fp, blob, lang in self.items:
+                try:
+                    wave, sr = load_audio(blob.local(tmp), target_sr=16000)
+                    loaded.append((key, fp, wave, sr, lang))
+                except AudioError as exc:
+                    if self.strict or len(self.items) == 1:
+                        raise
+                    failed[key] = TranscriptRecord(*key, "error", fp, error=f"{type(exc).__name__}: {exc}", raw=raw)  # fmt: skip
+        batch = getattr(asr, "transcribe_batch", None)
+        if self.batch_size > 1 and batch is not None and len(loaded) > 1:
+            trs = batch([(w, sr, lang) for _, _, w, sr, lang in loaded], self.batch_size)
+        else:
+            trs = [asr.transcribe(w, sr, lang) for _, _, w, sr, lang in loaded]
+        done = {key: _record(key, fp, tr, raw) for (key, fp, *_), tr in zip(loaded, trs, strict=True)}  # fmt: skip
+        for key, _, _, _ in self.items:
+            yield done[key] if key in done else failed[key]
+
+
+def _record(key: Key, fp: str, tr: Any, raw: dict[str, Any]) -> TranscriptRecord:
+    return TranscriptRecord(
+        *key, "ok", fp, text=tr.text, lang=tr.lang,
+        words=[[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
+        backend=tr.backend, model=tr.model, flags=list(tr.flags), raw=raw,
+    )  # fmt: skip
 
 
 def current_transcripts(
