@@ -220,6 +220,8 @@ def test_numerals_are_suppressed_in_english_only() -> None:
 def test_spoken_digits_come_out_as_words(base_cache: tuple[Path, Path, dict[str, int]]) -> None:
     """A real man reading digit strings (benchmarks/corpus/en_digits.flac, vosk-api): words, no
     digits, so the syllable count is the spoken one."""
-    x, sr = sf.read(Path(__file__).parents[1] / "benchmarks" / "corpus" / "en_digits.flac")
+    from real_corpus import corpus_dir
+
+    x, sr = sf.read(corpus_dir(["en_digits.flac"]) / "en_digits.flac")
     text = FasterWhisperASR(str(base_cache[1]), cpu_threads=2).transcribe(x, sr, "en").text
     assert not any(c.isdigit() for c in text) and "zero" in text.lower()

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from real_corpus import MANIFEST, corpus_dir
 
-MANIFEST = Path(__file__).resolve().parents[1] / "benchmarks" / "corpus" / "manifest.json"
 #: a low male English voice and a high female Mandarin voice that pyworld halves, and a clean high
 #: female Mandarin voice
 CLIPS = ("en_digits", "zh_call", "zh_news")
@@ -53,17 +52,6 @@ def _manifest() -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in data["clips"]}
 
 
-def _audio_dir(clips: dict[str, dict[str, Any]]) -> Path:
-    """The corpus audio is fetched, not committed (benchmarks/get_corpus.py): the folder that has
-    it, or a skip that says how to get it."""
-    env = os.environ.get("STYLEBENCH_REAL_SPEECH")
-    root = MANIFEST.parents[3]
-    for folder in [Path(env)] if env else [MANIFEST.parent, root / "shared" / "real_speech"]:
-        if all((folder / clips[c]["file"]).is_file() for c in CLIPS):
-            return folder
-    pytest.skip("real-speech corpus audio absent: run benchmarks/get_corpus.py or set STYLEBENCH_REAL_SPEECH")
-
-
 def _ffmpeg(src: Path, dst: Path, chain: str) -> None:
     cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src), "-af", chain,
            "-ac", "1", "-ar", str(SR), "-c:a", "pcm_f32le", str(dst)]  # fmt: skip
@@ -84,7 +72,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
     from stylebench.records import FeatureRecord
 
     root, clips, cfg, out = tmp_path_factory.mktemp("real"), _manifest(), FeatureConfig(), {}
-    corpus = _audio_dir(clips)
+    corpus = corpus_dir(clips[c]["file"] for c in CLIPS)
     for cid in CLIPS:
         # peak at most -6 dBFS so +4 dB cannot clip (the same copy for every change)
         x, sr = sf.read(str(corpus / clips[cid]["file"]), dtype="float64")
