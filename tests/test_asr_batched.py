@@ -58,3 +58,29 @@ def test_batched_transcripts_equal_one_by_one(small_set):
     # word times: aligned against the duration rounded up to a second (one 20 ms frame apart)
     gaps = [abs(a.start - b.start) for x, y in zip(one, many, strict=True) for a, b in zip(x.words, y.words, strict=True)]  # fmt: skip
     assert max(gaps) <= 0.021
+
+
+def test_whisper_decodes_with_one_blas_thread(tmp_path):
+    """numpy's BLAS thread count changed 4 of 36 transcripts (the log-mel sums): the transcribe
+    job pins it to one thread around every decode, whatever the process was started with."""
+    import numpy as np
+    import soundfile as sf
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from stylebench.metrics.asr.transcript import Transcript
+    from stylebench.pipeline.blobs import Blob
+    from stylebench.pipeline.transcribe import TranscribeJob
+
+    seen = []
+
+    class CountingASR:  # a stand-in that reports the BLAS threads it was called under
+        def transcribe(self, wave, sr, lang):
+            seen.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+            return Transcript(text="x", lang=lang, words=(), backend="t", model="t", flags=())
+
+    wav = tmp_path / "a.wav"
+    sf.write(str(wav), 0.1 * np.sin(np.arange(16000) / 5.0), 16000)
+    job = TranscribeJob(((("s", 1), "fp", Blob.of(wav), "en"),))
+    with threadpool_limits(limits=2, user_api="blas"):
+        recs = list(job.run(CountingASR()))
+    assert recs[0].status == "ok" and seen == [{1}]

@@ -150,11 +150,14 @@ class TranscribeJob:
                     if self.strict or len(self.items) == 1:
                         raise
                     failed[key] = TranscriptRecord(*key, "error", fp, error=f"{type(exc).__name__}: {exc}", raw=raw)  # fmt: skip
+        from stylebench.metrics.asr.threads import one_blas_thread
+
         batch = getattr(asr, "transcribe_batch", None)
-        if self.batch_size > 1 and batch is not None and len(loaded) > 1:
-            trs = batch([(w, sr, lang) for _, _, w, sr, lang in loaded], self.batch_size)
-        else:
-            trs = [asr.transcribe(w, sr, lang) for _, _, w, sr, lang in loaded]
+        with one_blas_thread():  # the same transcript whatever the core count
+            if self.batch_size > 1 and batch is not None and len(loaded) > 1:
+                trs = batch([(w, sr, lang) for _, _, w, sr, lang in loaded], self.batch_size)
+            else:
+                trs = [asr.transcribe(w, sr, lang) for _, _, w, sr, lang in loaded]
         done = {key: _record(key, fp, tr, raw) for (key, fp, *_), tr in zip(loaded, trs, strict=True)}  # fmt: skip
         for key, _, _, _ in self.items:
             yield done[key] if key in done else failed[key]
