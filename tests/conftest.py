@@ -34,6 +34,17 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ["STYLEBENCH_CACHE"] = old
 
 
+@pytest.fixture(autouse=True)
+def fresh_judges():
+    """Each test builds its own judges: make_judge reuses a judge per process and settings, and
+    tests swap judge classes and encoders for stand-ins."""
+    from stylebench.pipeline import gate
+
+    gate._BUILT.clear()
+    yield
+    gate._BUILT.clear()
+
+
 @pytest.fixture(scope="session")
 def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """2 samples per (dim, direction, lang), 2 voices per language, built with espeak-ng."""

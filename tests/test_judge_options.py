@@ -42,6 +42,16 @@ def test_make_judge_options():
         make_config(mrd_threshold=140)
 
 
+def test_a_judge_is_built_once_per_process_and_settings():
+    cfg = make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1").judge
+    first = make_judge(cfg)
+    assert make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1").judge) is first  # fmt: skip
+    other = make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:2/v1").judge)  # fmt: skip
+    assert other is not first and other.url == "http://h:2/v1"
+    args = make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1", judge_args={"timeout_s": "5"}).judge)  # fmt: skip
+    assert args is not first and args.timeout_s == 5.0
+
+
 def test_the_paper_judge_model_still_gets_a_note_that_the_prompts_are_ours():
     from stylebench.pipeline.gate import approximation_note, is_approximation
 

