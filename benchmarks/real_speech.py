@@ -60,7 +60,10 @@ def transcript(path: Path, wave: np.ndarray, sr: int, lang: str, cache: Path) ->
     if f.exists():
         d = json.loads(f.read_text(encoding="utf-8"))
     else:
-        tr = _asr().transcribe(wave, sr, lang)
+        from stylebench.metrics.asr.threads import one_blas_thread
+
+        with one_blas_thread():  # as the transcribe stage decodes (metrics/asr/threads.py)
+            tr = _asr().transcribe(wave, sr, lang)
         d = {"text": tr.text, "lang": tr.lang, "backend": tr.backend, "model": tr.model,
              "words": [[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
              "flags": list(tr.flags)}  # fmt: skip
@@ -194,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, help="cache folder (default $STYLEBENCH_CACHE/real_speech)")  # fmt: skip
     args = ap.parse_args(argv)
     ids = [c.strip() for c in args.clips.split(",") if c.strip()] if args.clips else None
-    result = run(ids, use_asr=not args.no_asr, jobs=max(1, args.jobs), cache=args.cache)
+    try:
+        result = run(ids, use_asr=not args.no_asr, jobs=max(1, args.jobs), cache=args.cache)
+    except (FileNotFoundError, ValueError) as exc:  # no corpus audio, an unknown clip id
+        print(f"real_speech: {exc}", file=sys.stderr)
+        return 2
     print(render(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n")
