@@ -41,6 +41,10 @@ done
   > runs/demo-compare.out
 # the leaderboard and the pooled tables; the per-cell tables follow "## Cells" in compare.md
 sed '/^## Cells/,/^## Notes/{/^## Notes/!d}' runs/demo-compare.out
+cells=$(grep -c '^### ' runs/demo-compare.out || true)
+together=$(grep -c 'cannot separate: {[^}]*,[^}]*,[^}]*}' runs/demo-compare.out || true)
+echo "Per cell ($LIMIT samples each), the paired tests leave all three rows in one group in $together of"
+echo "$cells cells: too few samples for p < 0.05 after Holm (DEMO_LIMIT=6 or more for that)."
 echo
 echo "demo: $((SECONDS - start)) s; every table with the per-cell tests: runs/demo-compare/compare.md;"
 echo "      the same with the audio behind each cell: runs/demo-compare/compare.html"
