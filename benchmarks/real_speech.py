@@ -34,7 +34,14 @@ from typing import Any
 
 import numpy as np
 from real_speech_report import render, summarise
-from real_speech_transforms import Change, changes, has_rubberband, load_manifest, make_versions
+from real_speech_transforms import (
+    Change,
+    changes,
+    has_rubberband,
+    load_manifest,
+    load_vstyle,
+    make_versions,
+)
 
 DIMS = ("pitch", "volume", "speed")
 #: pyworld frames this far below Praat's median count as octave (subharmonic) errors
@@ -160,12 +167,14 @@ def run(
     use_asr: bool = True,
     jobs: int = 1,
     cache: Path | None = None,
+    corpus: str = "speech",
+    every: int = 1,
 ) -> dict[str, Any]:
     """Measure every selected clip and summarise; the whole result as one JSON-ready dict."""
     from stylebench.paths import cache_root
 
     cache = cache or cache_root() / "real_speech"
-    clips = load_manifest()
+    clips = load_manifest() if corpus == "speech" else load_vstyle(every=every)
     if clip_ids:
         unknown = set(clip_ids) - {c["id"] for c in clips}
         if unknown:
@@ -191,6 +200,14 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clips", help="comma-separated clip ids (default: all)")
+    ap.add_argument(
+        "--corpus",
+        choices=("speech", "vstyle"),
+        default="speech",
+        help="speech: the 11-clip corpus the extractors were designed on; vstyle: held-out real "
+        "model replies (shared/real_replies/vstyle) with the same known changes",
+    )
+    ap.add_argument("--every", type=int, default=1, help="vstyle: keep every n-th reply")
     ap.add_argument("--no-asr", action="store_true", help="skip transcripts, so skip speed")
     ap.add_argument("--jobs", type=int, default=1, help="clips measured in parallel (processes)")
     ap.add_argument("--json", type=Path, help="write the full results here")
@@ -198,7 +215,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ids = [c.strip() for c in args.clips.split(",") if c.strip()] if args.clips else None
     try:
-        result = run(ids, use_asr=not args.no_asr, jobs=max(1, args.jobs), cache=args.cache)
+        result = run(
+            ids,
+            use_asr=not args.no_asr,
+            jobs=max(1, args.jobs),
+            cache=args.cache,
+            corpus=args.corpus,
+            every=args.every,
+        )
     except (FileNotFoundError, ValueError) as exc:  # no corpus audio, an unknown clip id
         print(f"real_speech: {exc}", file=sys.stderr)
         return 2

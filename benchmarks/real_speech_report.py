@@ -16,6 +16,8 @@ from typing import Any
 MIN_DETECTED_PCT = 95.0
 MAX_PITCH_BIAS_ST = 0.3
 MAX_LEAKS = 0
+#: per clip, a tempo or gain change may move the pitch score by less than this (st)
+MAX_PITCH_DRIFT_ST = 0.3
 
 
 def _group(ch: Any) -> str:
@@ -47,6 +49,11 @@ def _row(clip: dict[str, Any], ch: Any, dims: tuple[str, ...], thr: Any) -> dict
         flags = {f for fl in pair.get("flags", {}).values() for f in fl}
         row["asr_flags"] = sorted(flags & ASR_UNRELIABLE)
         row["asr_texts"] = [clip["diagnostics"].get(v, {}).get("asr_text") for v in ("orig", ch.name)]  # fmt: skip
+    if ch.dim != "pitch" and isinstance(pair["change"].get("pitch"), float):
+        row["pitch_drift"] = pair["change"]["pitch"]
+    row["unscored"] = {
+        d: c for d, c in pair["change"].items() if isinstance(c, str) and c.startswith("unscored")
+    }
     if ch.dim == "speed":
         n = [pair["values"].get(k, {}).get("nuclei_spm") for k in (1, 2)]
         if all(isinstance(v, float) and v > 0 for v in n):
@@ -94,9 +101,38 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
                               for n, g in groups.items() if g["dim"] == "pitch"
                               for s, d in g["by_direction"].items()},
                "leakage": sum(g["n_leaks"] for g in groups.values()) <= MAX_LEAKS}  # fmt: skip
-    targets["all_pass"] = (all(targets["detected"].values()) and all(targets["pitch_bias"].values())
-                           and targets["leakage"])  # fmt: skip
-    return {"thresholds": {d: thr.for_dim(d) for d in dims}, "groups": groups, "targets": targets}
+    drift = [
+        (abs(r["pitch_drift"]), r["clip"], r["change"], r["pitch_drift"])
+        for g in groups.values()
+        for r in g["rows"]
+        if "pitch_drift" in r
+    ]
+    worst = max(drift, default=(0.0, "", "", 0.0))
+    targets["pitch_drift"] = worst[0] < MAX_PITCH_DRIFT_ST
+    targets["all_pass"] = (
+        all(targets["detected"].values())
+        and all(targets["pitch_bias"].values())
+        and targets["leakage"]
+        and targets["pitch_drift"]
+    )
+    unscored: Counter[str] = Counter(
+        f"{d}: {why}"
+        for g in groups.values()
+        for r in g["rows"]
+        for d, why in r["unscored"].items()
+    )
+    return {
+        "thresholds": {d: thr.for_dim(d) for d in dims},
+        "groups": groups,
+        "targets": targets,
+        "pitch_drift": {
+            "max": worst[0],
+            "worst": worst[1:],
+            "n_over": sum(d[0] >= MAX_PITCH_DRIFT_ST for d in drift),
+            "n": len(drift),
+        },
+        "unscored": dict(unscored),
+    }
 
 
 def _f(x: float | None, fmt: str = "+.2f") -> str:
@@ -185,5 +221,15 @@ def render(result: dict[str, Any]) -> str:
         )
     leaks = sum(g["n_leaks"] for g in s["groups"].values())
     out.append(f"  {_pf(t['leakage'])} leakage: {leaks} changes leak")
+    pd = s["pitch_drift"]
+    out.append(
+        f"  {_pf(t['pitch_drift'])} pitch under tempo and gain: max |change| {pd['max']:.2f} st "
+        f"({' '.join(map(str, pd['worst'][:2]))}), {pd['n_over']}/{pd['n']} at or over "
+        f"{MAX_PITCH_DRIFT_ST} st"
+    )
+    out.append(
+        "  unscored (dimension: reason): "
+        + ("; ".join(f"{k} x{n}" for k, n in sorted(s["unscored"].items())) or "none")
+    )
     out.append(f"  overall: {_pf(t['all_pass'])}")
     return "\n".join(out)

@@ -120,6 +120,52 @@ def load_manifest(path: Path = CORPUS / "manifest.json") -> list[dict[str, Any]]
     return clips
 
 
+def vstyle_folder() -> Path:
+    """The VStyle real-replies folder: ``$STYLEBENCH_REAL_REPLIES``, else
+    ``shared/real_replies/vstyle`` beside the checkout (not in the repository).
+
+    Raises:
+        FileNotFoundError: the folder or its manifest is absent.
+    """
+    env = os.environ.get("STYLEBENCH_REAL_REPLIES")
+    folder = Path(env) if env else CORPUS.parents[2] / "shared" / "real_replies" / "vstyle"
+    if not (folder / "manifest.json").is_file():
+        raise FileNotFoundError(
+            f"the VStyle real replies are not in {folder} (no manifest.json); set "
+            "STYLEBENCH_REAL_REPLIES to the folder that holds them"
+        )
+    return folder
+
+
+def load_vstyle(min_s: float = 2.0, every: int = 1) -> list[dict[str, Any]]:
+    """Held-out clips: real model replies of the VStyle page (``vstyle_folder()``), as corpus
+    entries, so the same known changes can be applied to speech no rule was tuned on.
+
+    Replies shorter than ``min_s`` seconds are left out (too short for a tempo copy to mean
+    anything); ``every`` keeps every n-th of the rest in manifest order (a fixed subset).
+    """
+    folder = vstyle_folder()
+    entries = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    replies = [e for e in entries if e.get("role") != "user_prompt" and e["duration_s"] >= min_s]
+    clips = []
+    for e in replies[:: max(1, every)]:
+        stem = Path(e["file"]).stem.replace("acoustic_properties-", "").replace("Instruction-", "")
+        clips.append(
+            {
+                "id": f"{e['lang']}_{stem}"[:48],
+                "lang": e["lang"],
+                "sex": "unknown",
+                "f0_class": "",
+                "style": e["model"].split(" ")[0],
+                "duration_s": e["duration_s"],
+                "sha256": e["sha256"],
+                "path": str(folder / e["file"]),
+                "resample": True,
+            }
+        )
+    return clips
+
+
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -169,10 +215,16 @@ def working_copy(clip: dict[str, Any], cache: Path) -> tuple[Path, float]:
     """
     import soundfile as sf
 
-    data, sr = sf.read(clip["path"], dtype="float64", always_2d=True)
-    if sr != SR:
-        raise ValueError(f"{clip['id']}: corpus clips are stored at {SR} Hz, got {sr}")
-    x = data.mean(axis=1)
+    if clip.get("resample"):  # held-out replies (mp3, any rate): stylebench's own decoder
+        from stylebench.audio import load_audio
+
+        wave, _ = load_audio(clip["path"], target_sr=SR)
+        x = np.asarray(wave, dtype=np.float64)
+    else:
+        data, sr = sf.read(clip["path"], dtype="float64", always_2d=True)
+        if sr != SR:
+            raise ValueError(f"{clip['id']}: corpus clips are stored at {SR} Hz, got {sr}")
+        x = data.mean(axis=1)
     peak_db = 20 * math.log10(max(float(np.max(np.abs(x))), 1e-9))
     gain_db = min(0.0, WORK_PEAK_DBFS - peak_db)
     dst = cache / f"{clip['id']}-orig-{_key(clip['sha256'], f'{gain_db:.3f}')}.wav"

@@ -2,16 +2,19 @@
 
 Definitions (DESIGN "pitch"): F0 from pyworld ``dio`` refined by ``stonemask`` (the FastSpeech2
 recipe) on 5 ms frames; a frame is voiced when its F0 is > 0. On real voices dio sometimes
-tracks a subharmonic (measured on a corpus of human recordings: up to half of the voiced frames
-of a low male and of a high female telephone voice sat 0.75 octave or more below Praat's median),
-and an octave guard centred on the median of those same frames cannot remove it. So Praat's
-autocorrelation pitch (parselmouth) tracks the same 5 ms grid, and a frame counts when both call
-it voiced and their F0 lie within 1 semitone (:data:`AGREE_TOL_ST`) of each other: the score is
-the mean pyworld F0 over those agreed frames (``f0_mean_agreed``). The share of pyworld's voiced
-frames that Praat confirms (``f0_agreement``) is the cross-check; it is a property of the voice
-and the recording, stable under tempo, gain and small pitch changes, unlike a comparison of the
-two trackers' means (Praat's own octave jumps moved its mean by several semitones under a
-tempo-only change). The plain mean, the median and the octave-guarded mean stay beside it.
+tracks a subharmonic (on the corpus of human recordings, up to half of the voiced frames of a low
+male and of a high female telephone voice sat 0.75 octave or more below Praat's median), so
+Praat's autocorrelation pitch (parselmouth) tracks the same 5 ms grid, and a frame counts when
+both call it voiced and their F0 lie within 2 semitones (:data:`AGREE_TOL_ST`); the first and
+last frame of every run of such frames are left out (:data:`EDGE_FRAMES`: voicing onsets and
+offsets, where a tempo change alters how many unstable frames there are). The score is the mean
+pyworld F0 over those frames (``f0_mean_agreed``). ``f0_agreement`` is the share of pyworld's
+voiced frames that Praat confirms within the tolerance (before the edge trim): when it is low
+the two trackers do not hear the same periodicity and the reply has no pitch score
+(``stylebench.metrics.validity``). ``f0_octave_share`` counts frames where the trackers are an
+octave apart (an octave error by one of them). The plain mean (FastSpeech2's ``f0_mean``), the
+median and a per-reply octave-guarded mean stay beside it. Tolerance and edge trim were chosen
+on the 11-clip corpus and checked on held-out real model replies (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -26,21 +29,38 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="f0",
-    version="2",
-    outputs=("f0_mean", "f0_median", "f0_voiced_ratio", "f0_mean_guarded", "f0_range_lo", "f0_range_hi", "praat_f0_mean", "f0_mean_agreed", "f0_median_agreed", "f0_agreement",),
+    version="3",
+    outputs=(
+        "f0_mean",
+        "f0_median",
+        "f0_voiced_ratio",
+        "f0_mean_guarded",
+        "f0_range_lo",
+        "f0_range_hi",
+        "praat_f0_mean",
+        "f0_mean_agreed",
+        "f0_median_agreed",
+        "f0_agreement",
+        "f0_octave_share",
+        "f0_voiced_span_share",
+    ),
     needs=("audio",),
     description=(
         "Mean F0 (Hz) of pyworld dio + stonemask (5 ms frames, 50-800 Hz) over the frames that "
-        "Praat's autocorrelation pitch on the same grid also finds voiced within 1 semitone "
-        "(f0_mean_agreed, the default score; f0_agreement = agreed / pyworld-voiced frames). "
-        "Beside it: plain mean and median over all voiced frames, and the mean inside the "
-        "speaker's octave-guard range (median of the sample's voiced frames +-0.75 octave)."
+        "Praat's autocorrelation pitch on the same grid also finds voiced within 2 semitones, "
+        "without the first and last frame of each run of such frames (f0_mean_agreed, the "
+        "default score; f0_agreement = agreed / pyworld-voiced frames; f0_octave_share = frames "
+        "an octave apart). Beside it: plain mean and median over all voiced frames, and the mean "
+        "inside the reply's octave-guard range (median of its agreed frames +-0.75 octave)."
     ),
 )
 
 MIN_VOICED_FRAMES = 3
 #: two trackers agree on a frame when their F0 differ by at most this many semitones
-AGREE_TOL_ST = 1.0
+AGREE_TOL_ST = 2.0
+#: frames dropped at each end of a run of agreed frames (voicing onsets and offsets, where the
+#: trackers' estimates are least stable and a tempo change alters how many such frames exist)
+EDGE_FRAMES = 1
 
 
 @dataclass(frozen=True)
@@ -138,11 +158,16 @@ def n_frames(n_samples: int, sr: int, frame_ms: float) -> int:
     return int(1000.0 * n_samples / sr / frame_ms) + 1
 
 
-def agreed_frames(track: np.ndarray, other: np.ndarray, tol_st: float = AGREE_TOL_ST) -> np.ndarray:
+def agreed_frames(
+    track: np.ndarray, other: np.ndarray, tol_st: float = AGREE_TOL_ST, edge: int = 0
+) -> np.ndarray:
     """Boolean mask of frames both tracks call voiced with F0 within ``tol_st`` semitones.
 
+    With ``edge`` > 0, the first and last ``edge`` frames of every run of agreed frames are
+    dropped as well (a run shorter than ``2 * edge + 1`` frames goes entirely).
+
     Raises:
-        ValueError: tracks of different lengths, or a negative tolerance.
+        ValueError: tracks of different lengths, or a negative tolerance or edge.
     """
     a = np.asarray(track, dtype=np.float64).reshape(-1)
     b = np.asarray(other, dtype=np.float64).reshape(-1)
@@ -150,9 +175,41 @@ def agreed_frames(track: np.ndarray, other: np.ndarray, tol_st: float = AGREE_TO
         raise ValueError(f"F0 tracks differ in length ({a.size} vs {b.size}); use one frame grid")
     if tol_st < 0:
         raise ValueError(f"tol_st must be >= 0, got {tol_st}")
-    both = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
-    ratio = np.abs(np.log2(np.where(both, a, 1.0) / np.where(both, b, 1.0)))
-    return both & (12.0 * ratio <= tol_st)
+    if edge < 0:
+        raise ValueError(f"edge must be >= 0, got {edge}")
+    mask = _both_voiced(a, b) & (np.abs(_semitones_apart(a, b)) <= tol_st)
+    if edge:
+        from scipy.ndimage import binary_erosion
+
+        mask = binary_erosion(mask, structure=np.ones(2 * edge + 1, dtype=bool))
+    return mask
+
+
+def _both_voiced(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
+
+
+def _semitones_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``12*log2(a/b)`` where both are voiced, 0 elsewhere."""
+    both = _both_voiced(a, b)
+    return np.where(both, 12.0 * np.log2(np.where(both, a, 1.0) / np.where(both, b, 1.0)), 0.0)
+
+
+def octave_share(track: np.ndarray, other: np.ndarray, tol_st: float = AGREE_TOL_ST) -> float:
+    """Share of ``track``'s voiced frames on which ``other`` is voiced an octave away
+    (12 +- ``tol_st`` semitones above or below): one of the two trackers made an octave error
+    there. 0 when ``track`` has no voiced frame.
+
+    Raises:
+        ValueError: tracks of different lengths.
+    """
+    a = np.asarray(track, dtype=np.float64).reshape(-1)
+    b = np.asarray(other, dtype=np.float64).reshape(-1)
+    if a.size != b.size:
+        raise ValueError(f"F0 tracks differ in length ({a.size} vs {b.size}); use one frame grid")
+    octave = _both_voiced(a, b) & (np.abs(np.abs(_semitones_apart(a, b)) - 12.0) <= tol_st)
+    voiced = int(np.sum(np.isfinite(a) & (a > 0)))
+    return float(octave.sum() / voiced) if voiced else 0.0
 
 
 def f0_stats(

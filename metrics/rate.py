@@ -24,14 +24,15 @@ from stylebench.metrics.vad import SpeechSpan, speech_span
 
 SPEC = MetricSpec(
     name="rate",
-    version="1",
-    outputs=("nuclei_spm", "syllables", "spm", "spm_words", "spm_nuclei_ratio", "text_syllables", "text_spm",),
+    version="2",
+    outputs=("nuclei", "nuclei_spm", "syllables", "spm", "spm_words", "spm_nuclei_ratio", "text_syllables", "text_spm",),
     needs=("audio", "transcript", "speech_span"),
     description=(
         "Syllables per minute: transcript syllables (en: CMU dict first pronunciation, spelling "
         "rule for unknown words, digits spelled out; zh: Han characters + Arabic digits) divided "
         "by the VAD span (first to last speech second) in minutes. nuclei_spm: voiced intensity "
-        "peaks (de Jong & Wempe 2009: -25 dB re 99th percentile, 2 dB dip) per span minute."
+        "peaks (de Jong & Wempe 2009: -25 dB re 99th percentile, 2 dB dip) per span minute; "
+        "nuclei: their count."
     ),
 )
 

@@ -20,13 +20,22 @@ METRIC_MODULES: tuple[str, ...] = (
     "stylebench.metrics.pitch",
     "stylebench.metrics.energy",
     "stylebench.metrics.rate",
+    "stylebench.metrics.validity",
     "stylebench.metrics.asr.backends",
     "stylebench.metrics.fidelity",
     "stylebench.metrics.prosody",
     "stylebench.metrics.emotion_probe",
 )
 #: the metrics whose outputs are the value keys of a features record
-FEATURE_METRICS: tuple[str, ...] = ("vad", "rms", "f0", "prosodic_emotion", "rate", "asr_text_er")
+FEATURE_METRICS: tuple[str, ...] = (
+    "vad",
+    "rms",
+    "f0",
+    "prosodic_emotion",
+    "rate",
+    "asr_text_er",
+    "validity",
+)
 
 
 @dataclass(frozen=True)

@@ -58,43 +58,77 @@ def test_default_thresholds_are_the_just_noticeable_changes():
     assert ProsodyUnits() == ProsodyUnits(pitch_st=1.0, spread_st=1.0, level_db=1.0, rate_pct=5.0)
 
 
+def turns(*feats: FeatureRecord) -> dict[int, FeatureRecord]:
+    return dict(enumerate(feats, start=1))
+
+
 def test_auto_uses_asr_when_every_turn_is_clean():
-    feats = [feat(spm=200, text_spm=210) for _ in range(3)]
-    assert speed_key(feats) == ("spm", ())
+    feats = turns(*[feat(spm=200, text_spm=210) for _ in range(3)])
+    assert speed_key(feats) == ("spm", (), {})
 
 
 def test_auto_switches_whole_sample_to_text_when_one_turn_is_unreliable():
-    feats = [
+    feats = turns(
         feat(spm=200, text_spm=210),
         feat(["asr_repetition"], spm=900, text_spm=230),
         feat(spm=250, text_spm=260),
-    ]
-    assert speed_key(feats) == ("text_spm", ("speed_from_text",))
+    )
+    assert speed_key(feats) == ("text_spm", ("speed_from_text",), {})
     # an empty transcript has no ASR rate at all
-    feats = [feat(text_spm=210), feat(spm=220, text_spm=230), feat(spm=250, text_spm=260)]
+    feats = turns(feat(text_spm=210), feat(spm=220, text_spm=230), feat(spm=250, text_spm=260))
     assert speed_key(feats)[0] == "text_spm"
 
 
-def test_auto_keeps_asr_when_the_model_has_no_text_channel():
-    feats = [feat(["asr_empty"], nuclei_spm=200), feat(spm=220), feat(spm=250)]
-    assert speed_key(feats) == ("spm", ())
+def test_a_doubtful_transcript_without_a_text_channel_is_unscored():
+    """A flag that is counted but still scores protects nothing: the doubtful turn has no
+    speed score, with its reason, and the clean turns keep theirs."""
+    feats = turns(feat(["asr_repetition"], spm=900), feat(spm=220), feat(spm=250))
+    assert speed_key(feats) == ("spm", (), {1: "asr_repetition"})
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext())
+    assert vals[1].startswith("unscored: doubtful transcript") and "asr_repetition" in vals[1]
+    assert vals[2] == 220 and vals[3] == 250
+    for flag in ("asr_low_confidence", "asr_redecoded", "asr_wrong_script", "asr_implausible_rate"):
+        feats[1] = feat([flag], spm=900)
+        assert isinstance(dimension("speed").turn_values(None, feats, ScoreContext())[0][1], str)
+
+
+def test_a_transcript_faithful_to_the_text_channel_is_vouched_for():
+    feats = turns(
+        feat(["asr_repetition"], spm=200, text_spm=205, asr_text_er=0.1),
+        feat(spm=220, text_spm=230, asr_text_er=0.05),
+    )
+    assert speed_key(feats) == ("spm", (), {})
+
+
+def test_a_turn_whose_syllables_per_nucleus_ratio_jumps_is_unscored():
+    """The ASR-independent cross-check: a transcript loop multiplies the syllables an intensity
+    peak carries; the same voice keeps that ratio across turns."""
+    feats = turns(
+        feat(spm=200, syllables=40, nuclei=30),
+        feat(spm=600, syllables=130, nuclei=33),  # the ASR looped: 3.9 syllables per peak
+        feat(spm=210, syllables=42, nuclei=29),
+    )
+    assert speed_key(feats, "asr")[2] == {2: "asr_nuclei_outlier"}
+    feats[2] = feat(spm=260, syllables=44, nuclei=26)  # a tempo change keeps the ratio near
+    assert speed_key(feats, "asr")[2] == {}
 
 
 def test_explicit_sources():
-    assert speed_key([], "asr") == ("spm", ())
-    assert speed_key([], "nuclei") == ("nuclei_spm", ("speed_from_nuclei",))
+    assert speed_key({}, "asr") == ("spm", (), {})
+    assert speed_key({}, "nuclei") == ("nuclei_spm", ("speed_from_nuclei",), {})
     for bad in ("magic", "aardvark", "ASR"):
         with pytest.raises(ValueError, match="speed source"):
-            speed_key([], bad)
+            speed_key({}, bad)
 
 
 def test_auto_switches_to_text_when_a_transcript_disagrees_with_the_text_channel():
-    clean = [feat(spm=200, text_spm=210, asr_text_er=0.1) for _ in range(3)]
-    assert speed_key(clean) == ("spm", ())
-    garbled = clean[:2] + [feat(spm=200, text_spm=210, asr_text_er=0.45)]
-    assert speed_key(garbled) == ("text_spm", ("speed_from_text", "asr_text_mismatch"))
-    assert speed_key(garbled, max_error=0.5) == ("spm", ())  # the limit is the caller's
-    assert speed_key(garbled, "asr") == ("spm", ())  # an explicit source is never overridden
+    clean = turns(*[feat(spm=200, text_spm=210, asr_text_er=0.1) for _ in range(3)])
+    assert speed_key(clean) == ("spm", (), {})
+    garbled = {**clean, 3: feat(spm=200, text_spm=210, asr_text_er=0.45)}
+    assert speed_key(garbled) == ("text_spm", ("speed_from_text", "asr_text_mismatch"), {})
+    assert speed_key(garbled, max_error=0.5) == ("spm", (), {})  # the limit is the caller's
+    # an explicit asr source never switches to the text; the unfaithful turn is unscored
+    assert speed_key(garbled, "asr") == ("spm", (), {3: "asr_text_mismatch"})
 
 
 def test_score_context_defaults_are_the_config_defaults():

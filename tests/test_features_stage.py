@@ -1,4 +1,4 @@
-"""The features stage on signals with known answers: the octave guard is applied per sample."""
+"""The features stage on signals with known answers: the octave guard, the VAD fallback."""
 
 from __future__ import annotations
 
@@ -32,20 +32,28 @@ def _run(tmp_path, waves, cfg, dim="volume"):
     return run_stage(store, FeaturesStage(store, [sample], replies, {}, cfg)).records
 
 
-def test_a_subharmonic_stretch_is_guarded_out_of_the_pitch_score(tmp_path):
-    """Turn 2 holds 0.4 s tracked an octave low (100 Hz inside a 200 Hz voice): the guarded mean
-    stays at the speaker's 200 Hz, the plain mean drops, and the turn is flagged."""
-    waves = {1: voiced(200, 1.2), 2: np.concatenate([voiced(200, 0.8), voiced(100, 0.4)]), 3: voiced(200, 1.2)}  # fmt: skip
+def test_the_octave_guard_is_each_replys_own_and_never_clips_a_large_change(tmp_path):
+    """Turn 2 holds 0.4 s an octave low inside a 200 Hz voice: its own guard (the median of its
+    agreed frames +-0.75 octave) keeps 200 Hz while the plain mean drops. Turn 3 is a whole
+    octave up (a male-to-female switch): a guard pooled over the sample's turns would cut it,
+    the reply's own guard keeps all of it."""
+    waves = {
+        1: voiced(200, 1.2),
+        2: np.concatenate([voiced(200, 0.8), voiced(100, 0.4)]),
+        3: voiced(400, 1.2),
+    }
     records = _run(tmp_path, waves, FeatureConfig(vad="energy"), dim="pitch")
-    t2 = records[("s", 2)]
+    t2, t3 = records[("s", 2)], records[("s", 3)]
     assert t2.status == "ok", t2.error
     assert t2.values["f0_mean_guarded"] == pytest.approx(200, rel=0.03)
     assert t2.values["f0_mean"] < 185  # the unguarded mean is pulled down by the low stretch
-    assert "f0_octave_suspect" in t2.flags
+    assert t3.values["f0_mean_guarded"] == pytest.approx(400, rel=0.03)
+    assert t3.values["f0_mean_agreed"] == pytest.approx(400, rel=0.03)
     assert records[("s", 1)].values["f0_mean_guarded"] == pytest.approx(200, rel=0.03)
-    assert "f0_octave_suspect" not in records[("s", 1)].flags
     # --vad energy asks no Silero, so there is no Silero span to cross-check and no VAD flag
     assert not any(f.startswith("vad_") for r in records.values() for f in r.flags)
+    # a steady harmonic tone is not speech: every dimension leaves it unscored
+    assert all("not_speech" in r.flags for r in records.values())
 
 
 def test_a_silero_miss_in_one_turn_moves_the_whole_sample_to_the_energy_span(tmp_path, monkeypatch):

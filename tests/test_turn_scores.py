@@ -50,7 +50,9 @@ def test_speed_source_flags_every_turn_of_the_sample():
     assert [t.value for t in got] == [181.0, 182.0, 183.0]
     assert all(t.flags == ("speed_from_text", "asr_text_mismatch") for t in got)
     asr = collect_turn_scores([s], replies, features, ScoreContext(speed_source="asr"))
-    assert [t.value for t in asr] == [201.0, 202.0, 203.0] and all(t.flags == () for t in asr)
+    # an explicit asr source never switches estimator: the unfaithful turn is unscored instead
+    assert [t.value for t in asr] == [201.0, None, 203.0] and all(t.flags == () for t in asr)
+    assert asr[1].error.startswith("unscored: doubtful transcript")
 
 
 def test_emotion_is_the_prosodic_index_against_turn_1():
@@ -60,8 +62,9 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
     louder = {**base, "rms_active_dbfs": -16.0}  # +4 dB: index (0 + 0 + 4 + 0) / 4 = 1, sign - for sad
     features = {("e", 1): feat("e", 1, **base), ("e", 2): feat("e", 2, **louder), ("e", 3): feat("e", 3, ["f0_extractors_disagree"], **base)}  # fmt: skip
     got = collect_turn_scores([s], replies, features, ScoreContext())
-    assert [t.value for t in got] == pytest.approx([0.0, -1.0, 0.0])
-    assert got[2].flags == ("f0_extractors_disagree",) and got[0].group == "sad"
+    assert [t.value for t in got[:2]] == pytest.approx([0.0, -1.0]) and got[0].group == "sad"
+    # trackers that disagree leave the pitch term, so the whole index, unscored
+    assert got[2].value is None and got[2].error.startswith("unscored: the two F0 trackers")
     no_base = collect_turn_scores([s], replies, {("e", 2): features[("e", 2)]}, ScoreContext())
     assert no_base[1].error == "prosodic: turn 1 (the baseline) has no features"
 

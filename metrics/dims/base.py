@@ -39,8 +39,11 @@ class Dimension(ABC):
     #: the ``Thresholds`` field of its just-noticeable change, and that change's default size
     threshold_field: ClassVar[str]
     default_threshold: ClassVar[float]
-    #: feature flags that mark a reply's score on this dimension as doubtful
+    #: feature flags shown beside a reply's score on this dimension (informational)
     flags: ClassVar[tuple[str, ...]] = ()
+    #: feature flags that leave a reply unscored on this dimension (the reason is
+    #: ``metrics.validity.REASONS[flag]``): a doubtful measurement has no score
+    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech")
     #: False: scores are ratings or probabilities, taken as given (may be 0 or negative)
     positive: ClassVar[bool] = True
 
@@ -63,8 +66,16 @@ class Dimension(ABC):
         """
 
 
-def value_or_reason(values: Mapping[str, float], flags: list[str], key: str) -> float | str:
-    """``values[key]``, or why it is missing (the feature's ``no_*`` flags)."""
+def value_or_reason(
+    values: Mapping[str, float], flags: list[str], key: str, blocking: tuple[str, ...] = ()
+) -> float | str:
+    """``values[key]``, or why it is missing: the first of ``blocking`` among the reply's
+    flags (:data:`stylebench.metrics.validity.REASONS`), else the feature's ``no_*`` flags."""
+    from stylebench.metrics.validity import REASONS
+
+    for flag in blocking:
+        if flag in flags:
+            return REASONS[flag]
     if key in values:
         return values[key]
     why = [f for f in flags if f.startswith(("no_", "asr_empty"))]

@@ -13,18 +13,30 @@ from typing import Any, ClassVar
 
 from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues
 
+#: the index is made of pitch, level and rate: a reply blocked for any of them has no index
+BLOCKING = ("too_short", "not_speech", "f0_extractors_disagree")
+
 
 def prosodic_by_turn(sample: Any, features: Mapping[int, Any]) -> TurnValues:
     """Prosodic intensity of each turn with ok features, or the reason it has none."""
     from stylebench.metrics.prosody import AROUSAL_SIGN, arousal_index
+    from stylebench.metrics.validity import REASONS
 
     ok = {k: f.values for k, f in features.items()}
     if 1 not in ok:
         return dict.fromkeys(ok, "prosodic: turn 1 (the baseline) has no features")
+    blocked = {
+        k: REASONS[b] for k, f in features.items() for b in reversed(BLOCKING) if b in f.flags
+    }
+    if 1 in blocked:
+        return dict.fromkeys(ok, f"prosodic: turn 1 (the baseline) {blocked[1]}")
     if sample.emotion not in AROUSAL_SIGN:
         return dict.fromkeys(ok, f"prosodic: unknown emotion {sample.emotion!r}")
     out: TurnValues = {}
     for k, values in ok.items():
+        if k in blocked:
+            out[k] = blocked[k]
+            continue
         try:
             out[k] = AROUSAL_SIGN[sample.emotion] * arousal_index(ok[1], values)
         except ValueError as exc:
@@ -44,7 +56,8 @@ class Emotion(Dimension):
     }
     threshold_field: ClassVar[str] = "emotion_delta"
     default_threshold: ClassVar[float] = 1.0
-    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "f0_extractors_disagree")
+    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect",)
+    blocking: ClassVar[tuple[str, ...]] = BLOCKING
     positive: ClassVar[bool] = False
 
     def change(self, a: float, b: float) -> float:

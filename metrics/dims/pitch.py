@@ -19,7 +19,8 @@ class Pitch(Dimension):
     words: ClassVar[dict[str, str]] = {"score": "Hz", "change": "semitones", "svd": "% of Hz"}
     threshold_field: ClassVar[str] = "pitch_st"
     default_threshold: ClassVar[float] = 1.0
-    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "f0_extractors_disagree", "praat_unvoiced")  # fmt: skip
+    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
+    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech", "f0_extractors_disagree")
 
     def change(self, a: float, b: float) -> float:
         return 12.0 * math.log2(b / a)
@@ -28,4 +29,6 @@ class Pitch(Dimension):
         self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         key = STAT_KEYS[ctx.pitch_stat]
-        return {k: value_or_reason(f.values, f.flags, key) for k, f in features.items()}, ()
+        return {
+            k: value_or_reason(f.values, f.flags, key, self.blocking) for k, f in features.items()
+        }, ()

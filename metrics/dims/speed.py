@@ -7,55 +7,93 @@ serves all three of its turns.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, value_or_reason
 
-#: transcript flags that make the ASR syllable count untrustworthy for a whole sample
-ASR_UNRELIABLE = frozenset(
-    {"asr_empty", "asr_repetition", "asr_redecoded", "asr_low_confidence"}
-)
 SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 
 
-def speed_key(
-    feats: Sequence[Any], source: str = "auto", max_error: float = 0.3
-) -> tuple[str, tuple[str, ...]]:
-    """Which rate estimate scores one sample's speed, and the flags that say so.
+def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int, str]:
+    """Turns whose transcript cannot be trusted to count syllables, each with why.
 
-    ``asr`` (the paper's definition), ``text`` (syllables of the model's own text channel) and
-    ``nuclei`` (ASR-free) are used as asked. ``auto`` uses the ASR rate unless a turn of the
-    sample has no transcript rate, an unreliable transcript (:data:`ASR_UNRELIABLE`), or a
-    transcript whose error rate against the model's text channel exceeds ``max_error``
-    (``asr_text_er``, :mod:`stylebench.metrics.fidelity`); then, when every turn has a
-    text-channel rate, the whole sample is scored from the text channel (flag
-    ``speed_from_text``, plus ``asr_text_mismatch`` when a mismatch was among the reasons).
+    A turn is doubtful when it has no transcript rate, a doubt flag
+    (:data:`stylebench.metrics.validity.DOUBT_FLAGS`), a transcript that is not a faithful reading
+    of the model's text channel (``asr_text_er`` > ``max_error``), or a syllables-per-nucleus
+    ratio far from the other turns' (:func:`stylebench.metrics.validity.nuclei_outliers`: the
+    same voice saying similar content keeps that ratio; a loop or a dropped phrase does not).
+    A transcript that is faithful to the text channel is vouched for and never doubtful.
     """
     from stylebench.metrics.fidelity import is_faithful
+    from stylebench.metrics.validity import DOUBT_FLAGS, nuclei_outliers
 
-    if source in SOURCES:
-        return SOURCES[source], () if source == "asr" else (f"speed_from_{source}",)
-    if source != "auto":
+    out: dict[int, str] = {}
+    vouched = {
+        k
+        for k, f in feats.items()
+        if "asr_text_er" in f.values and is_faithful(f.values["asr_text_er"], max_error)
+    }
+    for k, f in feats.items():
+        if k in vouched:
+            continue
+        if "asr_text_er" in f.values:
+            out[k] = "asr_text_mismatch"
+        elif "spm" not in f.values:
+            out[k] = "no transcript rate"
+        elif DOUBT_FLAGS & set(f.flags):
+            out[k] = ", ".join(sorted(DOUBT_FLAGS & set(f.flags)))
+    ratios = {
+        k: f.values["syllables"] / f.values["nuclei"]
+        for k, f in feats.items()
+        if k not in out
+        and k not in vouched
+        and f.values.get("nuclei", 0) > 0
+        and "syllables" in f.values
+    }
+    for k in nuclei_outliers(ratios):
+        out[k] = "asr_nuclei_outlier"
+    return out
+
+
+def speed_key(
+    feats: Mapping[int, Any], source: str = "auto", max_error: float = 0.3
+) -> tuple[str, tuple[str, ...], dict[int, str]]:
+    """Which rate estimate scores one sample's speed, the flags that say so, and the turns left
+    unscored.
+
+    ``text`` (syllables of the model's own text channel) and ``nuclei`` (ASR-free, a labelled
+    diagnostic) are used as asked. ``asr`` (the paper's definition) and ``auto`` use the
+    transcript rate of every turn that is not doubtful (:func:`doubtful_turns`). When a turn is
+    doubtful, ``auto`` scores the whole sample from the text channel if every turn has one
+    (flag ``speed_from_text``, plus ``asr_text_mismatch`` when a mismatch was among the
+    reasons: one estimator per sample, never mixed across turns); otherwise, and always under
+    ``asr``, the doubtful turns are unscored with their reason.
+    """
+    if source in ("text", "nuclei"):
+        return SOURCES[source], (f"speed_from_{source}",), {}
+    if source not in ("auto", "asr"):
         raise ValueError(f"speed source must be auto, asr, text or nuclei, got {source!r}")
-    ok = [f for f in feats if f is not None and f.status == "ok"]
-    mismatch = any(not is_faithful(f.values.get("asr_text_er", math.nan), max_error) for f in ok)
-    unreliable = mismatch or any("spm" not in f.values or ASR_UNRELIABLE & set(f.flags) for f in ok)
-    if ok and unreliable and all("text_spm" in f.values for f in ok):
-        return "text_spm", ("speed_from_text",) + (("asr_text_mismatch",) if mismatch else ())
-    return "spm", ()
+    doubtful = doubtful_turns(feats, max_error)
+    if not doubtful:
+        return "spm", (), {}
+    if source == "auto" and all("text_spm" in f.values for f in feats.values()):
+        mismatch = any(why == "asr_text_mismatch" for why in doubtful.values())
+        return "text_spm", ("speed_from_text",) + (("asr_text_mismatch",) if mismatch else ()), {}
+    return "spm", (), doubtful
 
 
 class Speed(Dimension):
     name: ClassVar[str] = "speed"
     unit: ClassVar[str] = "%"
-    words: ClassVar[dict[str, str]] = {"score": "syllables/min", "change": "percent", "svd": "% of SPM"}
+    words: ClassVar[dict[str, str]] = {
+        "score": "syllables/min",
+        "change": "percent",
+        "svd": "% of SPM",
+    }
     threshold_field: ClassVar[str] = "speed_pct"
     default_threshold: ClassVar[float] = 5.0
-    flags: ClassVar[tuple[str, ...]] = (
-        "asr_repetition", "asr_empty", "asr_redecoded", "asr_low_confidence", "vad_energy_fallback",
-    )  # fmt: skip
+    flags: ClassVar[tuple[str, ...]] = ("vad_energy_fallback",)
 
     def change(self, a: float, b: float) -> float:
         return 100.0 * (b / a - 1.0)
@@ -63,5 +101,12 @@ class Speed(Dimension):
     def turn_values(
         self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
-        key, extra = speed_key(list(features.values()), ctx.speed_source, ctx.transcript_max_error)
-        return {k: value_or_reason(f.values, f.flags, key) for k, f in features.items()}, extra
+        from stylebench.metrics.validity import REASONS
+
+        key, extra, doubtful = speed_key(features, ctx.speed_source, ctx.transcript_max_error)
+        values: TurnValues = {}
+        for k, f in features.items():
+            values[k] = value_or_reason(f.values, f.flags, key, self.blocking)
+            if k in doubtful and not isinstance(values[k], str):
+                values[k] = f"{REASONS['asr_doubtful']} ({doubtful[k]})"
+        return values, extra

@@ -23,4 +23,7 @@ class Volume(Dimension):
     def turn_values(
         self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
-        return {k: value_or_reason(f.values, f.flags, "rms_active") for k, f in features.items()}, ()  # fmt: skip
+        key = "rms_active"
+        return {
+            k: value_or_reason(f.values, f.flags, key, self.blocking) for k, f in features.items()
+        }, ()

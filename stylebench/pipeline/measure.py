@@ -18,14 +18,45 @@ import numpy as np
 from stylebench.pipeline.keys import fingerprint
 
 ANALYSIS_SR = 16000
-#: flag thresholds; part of every feature record's fingerprint
-#: f0_extractors_disagree: fewer than this share of pyworld's voiced frames confirmed by Praat
-F0_MIN_AGREEMENT = 0.30
-OCTAVE_SUSPECT_TOL = 0.05
-TOLERANCES = {"f0_min_agreement": F0_MIN_AGREEMENT, "octave_suspect": OCTAVE_SUSPECT_TOL,
-              "f0_agree_st": 1.0, "vad_missed": (0.5, 0.25, 10.0)}  # fmt: skip
+#: f0_extractors_disagree (blocks pitch): Praat confirms fewer than this share of pyworld's voiced
+#: frames (lowest on clean real speech: 0.36 on the corpus, 0.28 on held-out model replies)
+F0_MIN_AGREEMENT = 0.25
+#: f0_octave_suspect (informational): more than this share of pyworld's voiced frames have Praat
+#: an octave away (clean real speech: 99th percentile 0.07 on the corpus, 0.03 on replies)
+OCTAVE_SUSPECT_SHARE = 0.10
+
+
+def tolerances() -> dict[str, object]:
+    """Every threshold a feature record's flags depend on; part of its fingerprint."""
+    from stylebench.metrics import pitch, validity
+
+    return {
+        "f0_min_agreement": F0_MIN_AGREEMENT,
+        "octave_suspect_share": OCTAVE_SUSPECT_SHARE,
+        "f0_agree_st": pitch.AGREE_TOL_ST,
+        "f0_edge_frames": pitch.EDGE_FRAMES,
+        "vad_missed": (0.5, 0.25, 10.0),
+        "min_speech_s": validity.MIN_SPEECH_S,
+        "min_syllables": validity.MIN_SYLLABLES,
+        "min_level_spread_db": validity.MIN_LEVEL_SPREAD_DB,
+        "min_f0_spread_st": validity.MIN_F0_SPREAD_ST,
+        "syl_per_s": validity.PLAUSIBLE_SYL_PER_S,
+        "syl_per_nucleus": validity.PLAUSIBLE_SYL_PER_NUCLEUS,
+    }
+
+
 #: feature values that depend on the speech span, computed for both detectors
-SPAN_KEYS = ("span_start", "span_end", "span_s", "active_s", "rms_active", "rms_active_dbfs", "nuclei_spm")
+SPAN_KEYS = (
+    "span_start",
+    "span_end",
+    "span_s",
+    "active_s",
+    "rms_active",
+    "rms_active_dbfs",
+    "nuclei",
+    "nuclei_spm",
+    "level_spread_db",
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +70,7 @@ class FeatureConfig:
         from stylebench.metrics.spec import feature_specs
 
         versions = {s.name: s.version for s in feature_specs()}
-        return fingerprint("features", versions, asdict(self), TOLERANCES)
+        return fingerprint("features", versions, asdict(self), tolerances())
 
 
 def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, Any]:
@@ -72,21 +103,27 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
     )
     rms = energy.rms_stats(wave)
-    values = {"duration_s": wave.size / sr, "rms_file": rms.rms_file, "rms_file_dbfs": rms.rms_file_dbfs}
+    values = {
+        "duration_s": wave.size / sr,
+        "rms_file": rms.rms_file,
+        "rms_file_dbfs": rms.rms_file_dbfs,
+    }
     return {
         "spans": spans,
         "silero_suspect": suspect,
         "missed_s": missed,
         "track": track,
         "praat_track": praat,
+        "frame_ms": cfg.frame_ms,
         "values": values,
     }
 
 
 def _span_values(wave: np.ndarray, sr: int, span: Any, energy: Any, vad: Any) -> dict[str, float]:
-    from stylebench.metrics import rate
+    from stylebench.metrics import rate, validity
 
     rms = energy.rms_stats(wave, mask=vad.active_mask(span, wave.size, sr))
+    nuclei = rate.syllable_nuclei(wave, sr, span=span).size
     return {
         "span_start": span.start,
         "span_end": span.end,
@@ -94,7 +131,9 @@ def _span_values(wave: np.ndarray, sr: int, span: Any, energy: Any, vad: Any) ->
         "active_s": span.active_s,
         "rms_active": rms.rms_active,
         "rms_active_dbfs": rms.rms_active_dbfs,
-        "nuclei_spm": rate.nuclei_rate(wave, sr, span=span),
+        "nuclei": float(nuclei),
+        "nuclei_spm": rate.syllables_per_minute(nuclei, span.duration_s),
+        "level_spread_db": validity.level_spread_db(wave, sr, span.start, span.end),
     }
 
 
@@ -134,23 +173,19 @@ def finish_sample(
 
     Returns, per turn, ``(values, flags)`` or the error message that makes the turn unscorable.
     """
-    from stylebench.metrics import pitch
 
     backend, vad_flags = choose_span(parts)
     for k, p in parts.items():
         chosen = p["spans"].get(backend)
         if chosen is None:
-            vad_flags[k].append("no_speech_span: neither detector found speech; volume and rate unscored")
+            vad_flags[k].append(
+                "no_speech_span: neither detector found speech; volume and rate unscored"
+            )
         p["values"] = {**p["values"], **(chosen or {})}
-    tracks = [p["track"] for p in parts.values() if np.any(p["track"] > 0)]
-    try:
-        f0_range = pitch.speaker_f0_range(tracks) if tracks else None
-    except ValueError:  # too few voiced frames in the whole sample: each turn reports its own error
-        f0_range = None
     out: dict[int, tuple[dict[str, float], list[str]] | str] = {}
     for k, p in parts.items():
         try:
-            values, flags = _finish_reply(p, transcripts.get(k), lang, f0_range)
+            values, flags = _finish_reply(p, transcripts.get(k), lang)
             out[k] = values, vad_flags[k] + flags
         except ValueError as exc:
             out[k] = f"ValueError: {exc}"
@@ -171,51 +206,24 @@ def finish_sample(
             er = transcript_error_rate(text, tr.text, lang)
             if not np.isnan(er):
                 values["asr_text_er"] = er
+        from stylebench.metrics.validity import blocking_flags
+
+        out[k][1].extend(f for f in blocking_flags(values, out[k][1]) if f not in out[k][1])
     return out
 
 
-def _finish_reply(
-    p: dict[str, Any], tr: Any, lang: str, f0_range: tuple[float, float] | None
-) -> tuple[dict[str, float], list[str]]:
+def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, float], list[str]]:
     """One reply's final values and quality flags.
 
     A measurement that cannot be made (no voiced frame, no transcript) leaves its value out and
     says why in ``flags`` (``no_f0: ...``, ``no_transcript``); the score stage turns a missing
-    value into an error for that dimension only.
+    value into an error for that dimension only, and so does a blocking flag
+    (:mod:`stylebench.metrics.validity`).
     """
-    from stylebench.metrics import pitch, rate
-    from stylebench.metrics.prosody import f0_spread_st
+    from stylebench.metrics import rate
 
     values, flags = dict(p["values"]), []
-    try:
-        raw = pitch.f0_stats(p["track"])
-        guarded = pitch.f0_stats(p["track"], f0_range=f0_range) if f0_range else raw
-        values.update(
-            f0_mean=raw.mean_hz,
-            f0_median=raw.median_hz,
-            f0_voiced_ratio=raw.voiced_ratio,
-            f0_mean_guarded=guarded.mean_hz,
-        )
-        if f0_range:
-            values.update(f0_range_lo=f0_range[0], f0_range_hi=f0_range[1])
-        if abs(guarded.mean_hz / raw.mean_hz - 1) > OCTAVE_SUSPECT_TOL:
-            flags.append("f0_octave_suspect")
-        try:
-            values["praat_f0_mean"] = pitch.f0_stats(p["praat_track"], extractor="praat").mean_hz
-        except ValueError:
-            flags.append("praat_unvoiced")
-        agreed = np.where(pitch.agreed_frames(p["track"], p["praat_track"]), p["track"], 0.0)
-        values["f0_agreement"] = float(np.sum(agreed > 0) / max(1, np.sum(p["track"] > 0)))
-        if values["f0_agreement"] < F0_MIN_AGREEMENT:
-            flags.append("f0_extractors_disagree")
-        try:
-            both = pitch.f0_stats(agreed, extractor="pyworld+praat")
-            values.update(f0_mean_agreed=both.mean_hz, f0_median_agreed=both.median_hz)
-            values["f0_std_st"] = f0_spread_st(agreed)
-        except ValueError as exc:
-            flags.append(f"no_f0: the trackers agree on too few frames ({exc})")
-    except ValueError as exc:
-        flags.append(f"no_f0: {exc}")
+    flags += _pitch_values(p, values)
     if tr is None:
         return {n: float(v) for n, v in values.items()}, flags
     if tr.status != "ok":
@@ -224,6 +232,12 @@ def _finish_reply(
     syl = rate.count_syllables(tr.text, lang)
     values["syllables"] = float(syl)
     flags += [f for f in tr.flags if f not in flags]
+    if syl > 0:
+        from stylebench.metrics.validity import transcript_doubts
+
+        nuclei = values.get("nuclei")
+        doubts = transcript_doubts(tr.text, lang, syl, values.get("active_s", 0.0), nuclei)
+        flags += [f for f in doubts if f not in flags]
     if syl == 0:
         flags.append("no_syllables: the transcript is empty")
         return {n: float(v) for n, v in values.items()}, flags
@@ -237,3 +251,53 @@ def _finish_reply(
     if values.get("nuclei_spm", 0) > 0:  # a diagnostic only: the nuclei rate does not follow tempo
         values["spm_nuclei_ratio"] = values["spm"] / values["nuclei_spm"]
     return {n: float(v) for n, v in values.items()}, flags
+
+
+def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
+    """Add one reply's F0 statistics to ``values``; returns its pitch flags.
+
+    The score (``f0_mean_agreed``) averages the frames the two trackers agree on
+    (:func:`stylebench.metrics.pitch.agreed_frames`, edges trimmed). The octave guard is the
+    reply's own: the median of its agreed frames +-0.75 octave, so a true change of any size
+    between turns is never clipped (a guard pooled over the sample's turns cut the frames of a
+    male-to-female voice switch).
+    """
+    from stylebench.metrics import pitch
+    from stylebench.metrics.prosody import f0_spread_st
+
+    track, praat, flags = p["track"], p["praat_track"], []
+    try:
+        raw = pitch.f0_stats(track)
+    except ValueError as exc:
+        return [f"no_f0: {exc}"]
+    values.update(f0_mean=raw.mean_hz, f0_median=raw.median_hz, f0_voiced_ratio=raw.voiced_ratio)
+    try:
+        values["praat_f0_mean"] = pitch.f0_stats(praat, extractor="praat").mean_hz
+    except ValueError:
+        flags.append("praat_unvoiced")
+    voiced = max(1, int(np.sum(track > 0)))
+    values["f0_agreement"] = float(np.sum(pitch.agreed_frames(track, praat)) / voiced)
+    values["f0_octave_share"] = pitch.octave_share(track, praat)
+    if values["f0_agreement"] < F0_MIN_AGREEMENT:
+        flags.append("f0_extractors_disagree")
+    if values["f0_octave_share"] > OCTAVE_SUSPECT_SHARE:
+        flags.append("f0_octave_suspect")
+    agreed = np.where(pitch.agreed_frames(track, praat, edge=pitch.EDGE_FRAMES), track, 0.0)
+    try:
+        both = pitch.f0_stats(agreed, extractor="pyworld+praat")
+    except ValueError as exc:
+        flags.append(f"no_f0: the trackers agree on too few frames ({exc})")
+        values["f0_mean_guarded"] = raw.mean_hz
+        return flags
+    values.update(f0_mean_agreed=both.mean_hz, f0_median_agreed=both.median_hz)
+    values["f0_std_st"] = f0_spread_st(agreed)
+    if values.get("span_s", 0) > 0:
+        voiced_s = both.voiced_frames * p.get("frame_ms", 5.0) / 1000.0
+        values["f0_voiced_span_share"] = min(1.0, voiced_s / values["span_s"])
+    lo, hi = pitch.speaker_f0_range([agreed])
+    values.update(f0_range_lo=lo, f0_range_hi=hi)
+    try:
+        values["f0_mean_guarded"] = pitch.f0_stats(track, f0_range=(lo, hi)).mean_hz
+    except ValueError as exc:  # pyworld's frames all outside its own agreed range
+        flags.append(f"no_f0_guarded: {exc}")
+    return flags

@@ -1,0 +1,190 @@
+"""When a reply's measurement cannot be trusted: the rules that leave a dimension unscored.
+
+A flag that is counted but still lets a value into a VSP protects nothing, so each rule here
+names a feature flag that *blocks* a score (the dimensions list which ones concern them:
+:mod:`stylebench.metrics.dims`). The score stage turns a blocking flag into that turn's error,
+with the reason in :data:`REASONS`, counted beside ``n_ok`` like any other failure.
+
+Rules (every threshold was set from measurements listed in docs/metrics.md, "Unscored replies"):
+
+- **too short** (every dimension): under :data:`MIN_SPEECH_S` seconds of detected speech, or a
+  transcript (or text channel) with fewer than :data:`MIN_SYLLABLES` syllables. A pitch mean,
+  a level and a rate over one or two syllables are not the speaker's style.
+- **not speech** (every dimension): a steady level (the spread of the 20 ms frame levels inside
+  the speech span under :data:`MIN_LEVEL_SPREAD_DB`: tones, hum, steady noise) or a steady
+  pitch (F0 spread under :data:`MIN_F0_SPREAD_ST` over frames voiced for at least half the
+  span: a tone, a square wave, a held note), unless a transcript vouches for speech (at
+  least :data:`MIN_SYLLABLES` syllables and no doubt about it). A steady pitch blocks even then:
+  no speaker holds F0 within a quarter semitone for a whole reply.
+- **doubtful transcript** (speed): the transcript loops, is empty, has low confidence, was
+  re-decoded (Whisper flags), is in the wrong script for the language, has a syllable rate per
+  second of speech outside :data:`PLAUSIBLE_SYL_PER_S`, or its syllable count is far from the
+  ASR-independent syllable-nuclei count of the same audio (ratio outside
+  :data:`PLAUSIBLE_SYL_PER_NUCLEUS`). A text channel that agrees with the transcript vouches for
+  it; otherwise speed is taken from the text channel when every turn has one, else unscored.
+- **trackers disagree** (pitch, ``f0_extractors_disagree``): Praat confirms fewer than ``F0_MIN_AGREEMENT`` of pyworld's
+  voiced frames (``stylebench.pipeline.measure``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from stylebench.metrics._common import as_wave, check_sr
+from stylebench.metrics.spec import MetricSpec
+
+SPEC = MetricSpec(
+    name="validity",
+    version="1",
+    outputs=("level_spread_db",),
+    needs=("audio", "speech_span"),
+    description=(
+        "level_spread_db: 90th minus 10th percentile of the 20 ms frame levels (dB) inside the "
+        "speech span (steady under 6 dB: a tone, hum or noise). The rules that leave a reply "
+        "unscored (too short, not speech, doubtful transcript, trackers disagree) read it with "
+        "the F0 spread, the speech seconds and the syllable counts."
+    ),
+)
+
+#: at least this much detected speech (seconds of VAD-active audio) for any score
+MIN_SPEECH_S = 1.0
+#: at least this many syllables in the transcript or text channel, when there is one
+MIN_SYLLABLES = 4
+#: spread (90th - 10th percentile, dB) of the 20 ms frame levels inside the speech span below
+#: which the level is steady: a tone, hum or steady noise, not syllables
+MIN_LEVEL_SPREAD_DB = 6.0
+#: F0 spread (SD, semitones) below which the pitch is steady: a tone or a held note
+MIN_F0_SPREAD_ST = 0.25
+#: transcript syllables per second of active speech that a human reply can have
+PLAUSIBLE_SYL_PER_S = (1.0, 11.0)
+#: transcript syllables per ASR-free syllable nucleus (intensity peak) of the same audio
+PLAUSIBLE_SYL_PER_NUCLEUS = (0.5, 3.0)
+
+#: blocking flag -> the reason a score is missing (stable text: reports count reasons)
+REASONS = {
+    "too_short": f"unscored: too short (under {MIN_SPEECH_S:g} s of speech or "
+    f"{MIN_SYLLABLES} syllables)",
+    "not_speech": "unscored: not speech (steady level or pitch, no transcript vouching for words)",
+    "asr_doubtful": "unscored: doubtful transcript and no text channel to vouch for it",
+    "f0_extractors_disagree": "unscored: the two F0 trackers disagree on most voiced frames",
+}
+#: transcript flags (from the ASR and from :func:`transcript_doubts`) that make it doubtful
+DOUBT_FLAGS = frozenset(
+    {
+        "asr_empty",
+        "asr_repetition",
+        "asr_redecoded",
+        "asr_low_confidence",
+        "asr_wrong_script",
+        "asr_implausible_rate",
+        "asr_nuclei_mismatch",
+    }
+)
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def level_spread_db(wave: np.ndarray, sr: int, start: float, end: float) -> float:
+    """90th minus 10th percentile of the 20 ms frame levels (dB) between ``start`` and ``end``.
+
+    Speech alternates syllables and dips, so its frame levels spread over 15-30 dB; a tone, hum
+    or steady noise stays within a few dB.
+
+    Raises:
+        ValueError: bad audio, or a span shorter than two frames.
+    """
+    sr = check_sr(sr)
+    x = as_wave(wave)
+    hop = int(0.02 * sr)
+    seg = x[int(max(0.0, start) * sr) : int(end * sr)]
+    n = seg.size // hop
+    if n < 2:
+        raise ValueError(f"speech span of {end - start:.3f} s is too short for a level spread")
+    frames = seg[: n * hop].astype(np.float64).reshape(n, hop)
+    db = 10.0 * np.log10(np.mean(frames**2, axis=1) + 1e-12)
+    lo, hi = np.percentile(db, [10, 90])
+    return float(hi - lo)
+
+
+def wrong_script(text: str, lang: str) -> bool:
+    """True when a transcript is mostly in another script than ``lang`` is written in
+    (Mandarin: Han characters; English: Latin letters). Digits and punctuation do not count."""
+    han, latin = len(_HAN.findall(text)), len(_LATIN.findall(text))
+    if han + latin == 0:
+        return False
+    share = (han if lang == "zh" else latin) / (han + latin)
+    return share < 0.5
+
+
+def transcript_doubts(
+    text: str, lang: str, syllables: float, active_s: float, nuclei: float | None
+) -> list[str]:
+    """Flags that make a transcript doubtful for counting syllables (see module docstring).
+
+    Args:
+        text: the transcript.
+        lang: ``en`` or ``zh``.
+        syllables: its syllable count.
+        active_s: seconds of detected speech in the reply.
+        nuclei: the ASR-free syllable-nuclei count over the same span (None: not measured).
+    """
+    out = []
+    if wrong_script(text, lang):
+        out.append("asr_wrong_script")
+    if active_s > 0 and syllables > 0:
+        per_s = syllables / active_s
+        if not PLAUSIBLE_SYL_PER_S[0] <= per_s <= PLAUSIBLE_SYL_PER_S[1]:
+            out.append("asr_implausible_rate")
+    if nuclei is not None and nuclei > 0 and syllables > 0:
+        ratio = syllables / nuclei
+        if not PLAUSIBLE_SYL_PER_NUCLEUS[0] <= ratio <= PLAUSIBLE_SYL_PER_NUCLEUS[1]:
+            out.append("asr_nuclei_mismatch")
+    return out
+
+
+def blocking_flags(values: dict[str, float], flags: list[str]) -> list[str]:
+    """The whole-reply blocking flags (``too_short``, ``not_speech``) from a reply's values.
+
+    Uses ``active_s`` (speech seconds), ``syllables`` / ``text_syllables`` (when a transcript or a
+    text channel exists), ``level_spread_db``, ``f0_std_st`` and ``f0_voiced_span_share``.
+    """
+    out = []
+    syl = [values[k] for k in ("syllables", "text_syllables") if k in values]
+    active = values.get("active_s", 0.0)
+    if active < MIN_SPEECH_S or (syl and max(syl) < MIN_SYLLABLES):
+        out.append("too_short")
+    vouched = bool(syl) and max(syl) >= MIN_SYLLABLES and not DOUBT_FLAGS & set(flags)
+    steady_level = values.get("level_spread_db", math.inf) < MIN_LEVEL_SPREAD_DB
+    steady_pitch = (
+        values.get("f0_std_st", math.inf) < MIN_F0_SPREAD_ST
+        and values.get("f0_voiced_span_share", 0.0) >= 0.5
+    )
+    if steady_pitch or (steady_level and not vouched):
+        out.append("not_speech")
+    return out
+
+
+#: a turn whose syllables-per-nucleus ratio lies this factor off the sample's median is doubtful
+NUCLEI_RATIO_SPREAD = 1.5
+
+
+def nuclei_outliers(ratios: dict[int, float], spread: float = NUCLEI_RATIO_SPREAD) -> list[int]:
+    """Turns whose transcript-syllables / syllable-nuclei ratio lies more than ``spread`` times off
+    the median ratio of the sample's turns (in log terms; two turns: off their geometric mean).
+
+    The ratio is a property of a voice and a recording (how many transcript syllables each
+    intensity peak carries), so across the turns of one sample it stays within about 25%
+    (tempo, gain and pitch changes of real speech: docs/metrics.md); an ASR loop multiplies it
+    and a dropped phrase divides it. Fewer than two turns: nothing to compare.
+    """
+    if len(ratios) < 2:
+        return []
+    logs = {k: math.log(r) for k, r in ratios.items() if r > 0}
+    if len(logs) < 2:
+        return []
+    mid = float(np.median(list(logs.values())))
+    return sorted(k for k, v in logs.items() if abs(v - mid) > math.log(spread))

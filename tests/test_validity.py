@@ -1,0 +1,136 @@
+"""Unscored replies: signals with known answers are left without a score, with their reason."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stylebench.metrics import validity
+from stylebench.metrics.dims.base import ScoreContext, dimension
+from stylebench.pipeline.measure import FeatureConfig, analyse_reply, finish_sample
+from stylebench.records import FeatureRecord, TranscriptRecord
+
+SR = 16000
+
+
+def speechlike(seconds: float, f0: float = 160.0, seed: int = 0) -> np.ndarray:
+    """Harmonic voice whose F0 glides +-2 st and whose level rises and falls 4 times a second
+    (syllables), with a short pause every 0.25 s: steady in neither level nor pitch."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(SR * seconds)) / SR
+    inst = f0 * 2 ** (2 * np.sin(2 * np.pi * 0.7 * t + rng.uniform(0, 6)) / 12)
+    phase = 2 * np.pi * np.cumsum(inst) / SR
+    voice = sum(np.sin(h * phase) / h for h in range(1, 8))
+    env = np.clip(np.sin(2 * np.pi * 4 * t), 0, None) ** 0.7
+    return 0.2 * voice * env + 1e-3 * rng.standard_normal(t.size)
+
+
+def square(seconds: float, f0: float = 150.0) -> np.ndarray:
+    t = np.arange(int(SR * seconds)) / SR
+    return 0.3 * np.sign(np.sin(2 * np.pi * f0 * t))
+
+
+def noise(seconds: float) -> np.ndarray:
+    return 0.1 * np.random.default_rng(1).standard_normal(int(SR * seconds))
+
+
+def transcript(text: str, lang: str = "en", flags: tuple[str, ...] = ()) -> TranscriptRecord:
+    return TranscriptRecord("s", 1, "ok", "fp", text=text, lang=lang, flags=list(flags))
+
+
+def measure(wave: np.ndarray, text: str | None = None) -> tuple[dict, list[str]]:
+    part = analyse_reply(wave, SR, FeatureConfig(vad="energy"))
+    trs = {1: transcript(text)} if text is not None else {}
+    done = finish_sample({1: part}, trs, "en")[1]
+    assert not isinstance(done, str), done
+    return done
+
+
+def scores(values: dict, flags: list[str]) -> dict[str, float | str]:
+    f = {1: FeatureRecord("s", 1, "ok", "fp", values=values, flags=flags)}
+    ctx = ScoreContext(speed_source="asr")
+    return {d: dimension(d).turn_values(None, f, ctx)[0][1] for d in ("pitch", "volume", "speed")}
+
+
+SENTENCE = "the quick brown fox jumps over the lazy dog near the river bank today"
+
+
+def test_speech_like_audio_keeps_every_score():
+    values, flags = measure(speechlike(3.0), SENTENCE)
+    assert not {"too_short", "not_speech"} & set(flags), flags
+    assert values["level_spread_db"] > validity.MIN_LEVEL_SPREAD_DB
+    assert all(isinstance(v, float) for v in scores(values, flags).values())
+
+
+@pytest.mark.parametrize(
+    "wave, text",
+    [(square(3.0), None), (square(3.0), SENTENCE), (noise(3.0), None), (noise(3.0), "you")],
+    ids=["square", "square-with-hallucinated-words", "noise", "noise-one-word"],
+)
+def test_tones_and_noise_are_not_speech_on_every_dimension(wave, text):
+    """A 150 Hz square wave (the outside check's false pitch change) and white noise: no score
+    on any dimension. A steady pitch blocks even when the ASR wrote a sentence."""
+    values, flags = measure(wave, text)
+    assert "not_speech" in flags
+    got = scores(values, flags)
+    assert all(isinstance(v, str) for v in got.values()), got
+    assert got["volume"].startswith("unscored: ")
+
+
+def test_a_one_syllable_reply_is_too_short_for_every_dimension():
+    values, flags = measure(speechlike(0.45), "yes")
+    assert "too_short" in flags
+    assert set(scores(values, flags).values()) == {validity.REASONS["too_short"]}
+    # enough audio but a three-syllable transcript is too short as well
+    values, flags = measure(speechlike(2.0), "yes I can")
+    assert "too_short" in flags
+
+
+def test_rules_read_their_thresholds():
+    base = {"active_s": 2.0, "syllables": 10.0, "level_spread_db": 20.0, "f0_std_st": 2.0}
+    assert validity.blocking_flags(base, []) == []
+    assert validity.blocking_flags({**base, "active_s": 0.9}, []) == ["too_short"]
+    assert validity.blocking_flags({**base, "syllables": 3.0}, []) == ["too_short"]
+    assert validity.blocking_flags({**base, "text_syllables": 12.0, "syllables": 3.0}, []) == []
+    steady = {**base, "level_spread_db": 3.0}
+    assert validity.blocking_flags(steady, []) == []  # the transcript vouches for words
+    assert validity.blocking_flags(steady, ["asr_repetition"]) == ["not_speech"]
+    assert validity.blocking_flags({k: v for k, v in steady.items() if k != "syllables"}, []) == [
+        "not_speech"
+    ]
+    held = {**base, "f0_std_st": 0.1, "f0_voiced_span_share": 0.9}
+    assert validity.blocking_flags(held, []) == ["not_speech"]
+    assert validity.blocking_flags({**held, "f0_voiced_span_share": 0.2}, []) == []
+
+
+def test_transcript_doubts():
+    assert validity.transcript_doubts("你好世界今天天气很好", "zh", 10, 2.5, 9) == []
+    assert validity.transcript_doubts("hello there how are you today", "zh", 8, 2.5, 7) == [
+        "asr_wrong_script"
+    ]
+    assert validity.transcript_doubts("你好世界", "en", 4, 1.5, 4) == ["asr_wrong_script"]
+    # a 50-times loop: 150 syllables in 5 s of speech, against 20 intensity peaks
+    doubts = validity.transcript_doubts("去哪里" * 50, "zh", 150, 5.0, 20)
+    assert doubts == ["asr_implausible_rate", "asr_nuclei_mismatch"]
+    # a transcript that lost most of a long reply: 20 syllables over 60 s, 200 peaks
+    assert validity.transcript_doubts("a b", "en", 20, 60.0, 200) == [
+        "asr_implausible_rate",
+        "asr_nuclei_mismatch",
+    ]
+
+
+def test_nuclei_outliers():
+    assert validity.nuclei_outliers({1: 1.3, 2: 1.4, 3: 1.25}) == []
+    assert validity.nuclei_outliers({1: 1.3, 2: 4.0, 3: 1.25}) == [2]
+    assert validity.nuclei_outliers({1: 1.3}) == []
+    assert validity.nuclei_outliers({1: 1.0, 2: 2.5}) == [1, 2]  # two turns: both are suspect
+
+
+def test_level_spread_rejects_a_span_too_short():
+    with pytest.raises(ValueError, match="too short"):
+        validity.level_spread_db(np.ones(SR), SR, 0.0, 0.01)
+
+
+def test_wrong_script_ignores_digits_and_punctuation():
+    assert not validity.wrong_script("123, 456!", "en")
+    assert not validity.wrong_script("我有3个苹果, OK", "zh")
