@@ -115,15 +115,19 @@ def summarise(
         scored = [d for d in DIMS if _scored(r, d) is not None]
         if why and scored:
             suspects.append({"file": r["file"], "why": why, "scored": scored, **_facts(r)})
-    return {"n_replies": len(rows), "n_pairs": len(pairs),
+    probe_rows, vol = [_probe(p) for p in probes], compare.volume(pairs)
+    targets = {"volume_agreement": vol["pass"], "octave_suspect": octave < MAX_OCTAVE_SUSPECT_PCT,
+               "suspects_scored": len(suspects),
+               "probes_scored": sum(not p["unscored_all"] for p in probe_rows)}  # fmt: skip
+    return {"targets": targets, "n_replies": len(rows), "n_pairs": len(pairs),
             "n_scored": {d: sum(_scored(r, d) is not None for r in rows) for d in DIMS},
             "unscored": unscored, "flags": dict(flags.most_common()),
             "pair_flags": dict(pair_flags.most_common()), "n_pair_turns": n_turns,
             "octave_suspect_pct": octave, "octave_pass": octave < MAX_OCTAVE_SUSPECT_PCT,
             "octave_check": octave_check,
-            "suspects": suspects, "volume": compare.volume(pairs), "speed": compare.speed(pairs),
+            "suspects": suspects, "volume": vol, "speed": compare.speed(pairs),
             "pitch": compare.pitch(pairs), "moved": _moved(pairs),
-            "probes": [_probe(p) for p in probes]}  # fmt: skip
+            "probes": probe_rows}  # fmt: skip
 
 
 def _octave_check(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -200,6 +204,14 @@ def render(result: dict[str, Any]) -> str:
         out.append(f"    {p['probe']:20} {tag:13} {cells}; ASR {p['asr_text']!r}")
         if p.get("source"):
             out.append(f"    {'':20} cut from {p['source']}")
+    t = s["targets"]
+    out.append(
+        f"targets: volume agrees >= {compare.MIN_VOLUME_AGREEMENT_PCT:g}% "
+        f"{'PASS' if t['volume_agreement'] else 'FAIL'}; f0_octave_suspect < "
+        f"{MAX_OCTAVE_SUSPECT_PCT:g}% {'PASS' if t['octave_suspect'] else 'FAIL'}; suspect replies "
+        f"scored {t['suspects_scored']} (target 0); non-speech probes scored "
+        f"{t['probes_scored']}/{len(s['probes'])} (target 0; informational until the new rules land)"
+    )
     return "\n".join(out)
 
 
