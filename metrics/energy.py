@@ -19,7 +19,13 @@ from stylebench.metrics.spec import MetricSpec
 SPEC = MetricSpec(
     name="rms",
     version="1",
-    outputs=("duration_s", "rms_active", "rms_active_dbfs", "rms_file", "rms_file_dbfs",),
+    outputs=(
+        "duration_s",
+        "rms_active",
+        "rms_active_dbfs",
+        "rms_file",
+        "rms_file_dbfs",
+    ),
     needs=("audio", "speech_span"),
     description=(
         "RMS amplitude (full scale 1.0) over the samples inside the VAD speech segments, and over "

@@ -25,7 +25,16 @@ from stylebench.metrics.vad import SpeechSpan, speech_span
 SPEC = MetricSpec(
     name="rate",
     version="2",
-    outputs=("nuclei", "nuclei_spm", "syllables", "spm", "spm_words", "spm_nuclei_ratio", "text_syllables", "text_spm",),
+    outputs=(
+        "nuclei",
+        "nuclei_spm",
+        "syllables",
+        "spm",
+        "spm_words",
+        "spm_nuclei_ratio",
+        "text_syllables",
+        "text_spm",
+    ),
     needs=("audio", "transcript", "speech_span"),
     description=(
         "Syllables per minute: transcript syllables (en: CMU dict first pronunciation, spelling "

@@ -21,6 +21,7 @@ METRIC_MODULES: tuple[str, ...] = (
     "stylebench.metrics.energy",
     "stylebench.metrics.rate",
     "stylebench.metrics.validity",
+    "stylebench.metrics.alignment",
     "stylebench.metrics.asr.backends",
     "stylebench.metrics.fidelity",
     "stylebench.metrics.prosody",
@@ -35,6 +36,7 @@ FEATURE_METRICS: tuple[str, ...] = (
     "rate",
     "asr_text_er",
     "validity",
+    "alignment",
 )
 
 

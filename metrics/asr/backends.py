@@ -38,7 +38,7 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr",
-    version="3",
+    version="4",
     outputs=("text", "lang", "words", "flags", "backend", "model"),
     needs=("audio",),
     description=(
@@ -161,6 +161,7 @@ class FasterWhisperASR:
 
     def _ladder(self, audio: np.ndarray, lang: str, first: list[Any] | None) -> Transcript:
         """The decoding ladder; ``first`` is the first pass when it was decoded already."""
+
         def decode(retry: bool) -> Transcript:
             segs = first if first is not None and not retry else self._decode(audio, lang, retry=retry)  # fmt: skip
             return self._build(segs, lang, ("asr_redecoded",) if retry else ())

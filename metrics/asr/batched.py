@@ -81,7 +81,10 @@ def first_pass(model: Any, audios: Sequence[np.ndarray], lang: str, options: dic
     for s, a in zip(starts, audios, strict=True):
         total[s : s + len(a)] = a
     # end + half a sample: the pipeline truncates seconds x 16000 to whole samples
-    clips = [{"start": s / SR, "end": (s + len(a) + 0.5) / SR} for s, a in zip(starts, audios, strict=True)]
+    clips = [
+        {"start": s / SR, "end": (s + len(a) + 0.5) / SR}
+        for s, a in zip(starts, audios, strict=True)
+    ]
     keep = {"beam_size", "temperature", "compression_ratio_threshold", "log_prob_threshold",
             "no_speech_threshold", "suppress_tokens", "word_timestamps"}  # fmt: skip
     kw = {k: v for k, v in options.items() if k in keep}

@@ -24,6 +24,9 @@ RETRY_NO_REPEAT_NGRAM = 3
 COMPRESSION_RATIO_LIMIT = 2.4  # Whisper's own threshold for a looping segment
 LOW_LOGPROB = -1.0
 LOOP_REPEATS = 3
+#: a single token needs one more repeat: "zero zero zero" (a digit string read aloud) and
+#: "no, no, no" are speech, and Whisper's one-token loops run far longer
+LOOP_REPEATS_UNIGRAM = 4
 LOOP_MAX_NGRAM = 16
 
 
@@ -64,12 +67,14 @@ def _tokens(text: str, lang: str) -> list[str]:
 
 
 def _has_loop(tokens: list[str]) -> bool:
-    """True when some n-gram (n <= 16) occurs ``LOOP_REPEATS`` times back to back."""
+    """True when some n-gram (2 <= n <= 16) occurs ``LOOP_REPEATS`` times back to back, or one
+    token ``LOOP_REPEATS_UNIGRAM`` times."""
     size = len(tokens)
     for n in range(1, min(LOOP_MAX_NGRAM, size // LOOP_REPEATS) + 1):
-        for i in range(size - LOOP_REPEATS * n + 1):
+        reps = LOOP_REPEATS_UNIGRAM if n == 1 else LOOP_REPEATS
+        for i in range(size - reps * n + 1):
             gram = tokens[i : i + n]
-            if all(tokens[i + k * n : i + (k + 1) * n] == gram for k in range(1, LOOP_REPEATS)):
+            if all(tokens[i + k * n : i + (k + 1) * n] == gram for k in range(1, reps)):
                 return True
     return False
 

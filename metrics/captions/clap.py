@@ -39,12 +39,16 @@ class ClapScorer:
         self.net = ClapModel.from_pretrained(model).to(device).eval()
         self.tok = AutoTokenizer.from_pretrained(model)
         self.fe = ClapFeatureExtractor.from_pretrained(model, truncation="rand_trunc")
-        self.window_s = float(window_s) if window_s else caf.window_s(Path(str(model)).name or str(model))
+        self.window_s = (
+            float(window_s) if window_s else caf.window_s(Path(str(model)).name or str(model))
+        )
         self.hop_s = float(hop_s)
 
     def embed_text(self, captions: list[str]) -> np.ndarray:
         with self.torch.inference_mode():
-            t = self.tok(captions, padding=True, truncation=True, return_tensors="pt").to(self.device)
+            t = self.tok(captions, padding=True, truncation=True, return_tensors="pt").to(
+                self.device
+            )
             v = _vectors(self.net.get_text_features(input_ids=t["input_ids"], attention_mask=t["attention_mask"]))  # fmt: skip
         return v.float().cpu().numpy()
 

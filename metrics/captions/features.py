@@ -24,7 +24,11 @@ BANDS = (1.0, 2.5, 5.0, 9.0)  # JND multiples: same | slightly | clearly | much 
 EN_WORDS = {"pitch": ("the pitch", "higher", "lower"), "volume": ("the loudness", "louder", "quieter"),
             "speed": ("the pace", "faster", "slower")}  # fmt: skip
 EN_DEGREE = ("", "slightly ", "clearly ", "much ", "very much ")
-ZH_WORDS = {"pitch": ("音高", "高", "低"), "volume": ("音量", "大", "小"), "speed": ("语速", "快", "慢")}
+ZH_WORDS = {
+    "pitch": ("音高", "高", "低"),
+    "volume": ("音量", "大", "小"),
+    "speed": ("语速", "快", "慢"),
+}
 ZH_DEGREE = ("", "略{}", "明显{}", "{}得多", "非常{}")
 
 

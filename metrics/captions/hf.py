@@ -25,15 +25,26 @@ class TransformersCaptioner:
                  device: str = "cpu", dtype: str = "float32", max_new_tokens: int = 256,
                  temperature: float = 0.0, seed: int = 0) -> None:  # fmt: skip
         if not model:
-            raise ValueError("the transformers captioner needs --caption-model (a folder or hub id)")
+            raise ValueError(
+                "the transformers captioner needs --caption-model (a folder or hub id)"
+            )
         from importlib.metadata import PackageNotFoundError, version
 
         try:
             self.version = version("transformers")
         except PackageNotFoundError:
             raise MissingExtraError("transformers/torch are not installed: pip install 'stylebench[hf]'") from None  # fmt: skip
-        self.model_name, self.model_class, self.device, self.dtype = str(model), model_class, device, dtype
-        self.max_new_tokens, self.temperature, self.seed = int(max_new_tokens), float(temperature), int(seed)
+        self.model_name, self.model_class, self.device, self.dtype = (
+            str(model),
+            model_class,
+            device,
+            dtype,
+        )
+        self.max_new_tokens, self.temperature, self.seed = (
+            int(max_new_tokens),
+            float(temperature),
+            int(seed),
+        )
         self._net: Any = None  # loaded on the first caption: `report` and resumes only describe()
 
     def _load(self) -> None:
@@ -59,11 +70,15 @@ class TransformersCaptioner:
             self._load()
         text = req.instruction.text.replace("{{language}}", LANGUAGE_NAMES.get(req.lang, req.lang))
         msgs = [{"role": "user", "content": [{"type": "audio", "audio": req.audio}, {"type": "text", "text": text}]}]  # fmt: skip
-        prompt = self.processor.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+        prompt = self.processor.apply_chat_template(
+            msgs, add_generation_prompt=True, tokenize=False
+        )
         sr = int(self.processor.feature_extractor.sampling_rate)
         wave, _ = load_audio(req.audio, target_sr=sr)
         inputs = self.processor(text=prompt, audio=[wave], sampling_rate=sr, return_tensors="pt")
-        inputs = inputs.to(self._net.device).to(self._net.dtype)  # float features follow a bf16 model
+        inputs = inputs.to(self._net.device).to(
+            self._net.dtype
+        )  # float features follow a bf16 model
         sample = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}  # fmt: skip
         self.torch.manual_seed(self.seed)
         with self.torch.inference_mode():

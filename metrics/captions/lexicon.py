@@ -40,29 +40,109 @@ EN_TERMS = {  # word -> (dim, sign)
     **{w: ("pitch", 1) for w in ("high-pitched", "higher-pitched", "shrill", "squeaky")},
     **{w: ("pitch", -1) for w in ("low-pitched", "lower-pitched", "deeper", "deep")},
     **{w: ("volume", 1) for w in ("louder", "loud", "loudly", "booming", "shouting", "shouted")},
-    **{w: ("volume", -1) for w in ("quieter", "quiet", "quietly", "softer", "soft", "softly", "hushed", "whispered", "whispering", "fainter")},  # fmt: skip
-    **{w: ("speed", 1) for w in ("faster", "fast", "quicker", "quick", "quickly", "rapid", "rapidly", "hurried", "brisk", "brisker")},  # fmt: skip
-    **{w: ("speed", -1) for w in ("slower", "slow", "slowly", "leisurely", "unhurried", "sluggish", "drawn-out")},  # fmt: skip
-    **{w: ("emotion", 1) for w in ("intense", "intensely", "stronger", "excited", "agitated", "heightened", "passionate")},  # fmt: skip
-    **{w: ("emotion", -1) for w in ("calmer", "calm", "milder", "mild", "subdued", "flat", "weaker", "restrained")},  # fmt: skip
+    **{
+        w: ("volume", -1)
+        for w in (
+            "quieter",
+            "quiet",
+            "quietly",
+            "softer",
+            "soft",
+            "softly",
+            "hushed",
+            "whispered",
+            "whispering",
+            "fainter",
+        )
+    },  # fmt: skip
+    **{
+        w: ("speed", 1)
+        for w in (
+            "faster",
+            "fast",
+            "quicker",
+            "quick",
+            "quickly",
+            "rapid",
+            "rapidly",
+            "hurried",
+            "brisk",
+            "brisker",
+        )
+    },  # fmt: skip
+    **{
+        w: ("speed", -1)
+        for w in ("slower", "slow", "slowly", "leisurely", "unhurried", "sluggish", "drawn-out")
+    },  # fmt: skip
+    **{
+        w: ("emotion", 1)
+        for w in (
+            "intense",
+            "intensely",
+            "stronger",
+            "excited",
+            "agitated",
+            "heightened",
+            "passionate",
+        )
+    },  # fmt: skip
+    **{
+        w: ("emotion", -1)
+        for w in ("calmer", "calm", "milder", "mild", "subdued", "flat", "weaker", "restrained")
+    },  # fmt: skip
 }
 EN_GENERIC = {**dict.fromkeys(("higher", "high", "raised", "rising", "increased", "greater", "more", "up"), 1),
               **dict.fromkeys(("lower", "low", "lowered", "falling", "dropped", "decreased", "reduced", "less", "down"), -1)}  # fmt: skip
 EN_SAME = {"same", "unchanged", "similar", "steady", "usual", "constant", "stable", "moderate", "medium", "average", "normal"}  # fmt: skip
 EN_DEGREE = {
-    **dict.fromkeys(("slightly", "somewhat", "marginally", "mildly", "bit", "little", "touch", "perhaps", "possibly", "maybe", "seems", "might", "fairly"), 1),  # fmt: skip
+    **dict.fromkeys(
+        (
+            "slightly",
+            "somewhat",
+            "marginally",
+            "mildly",
+            "bit",
+            "little",
+            "touch",
+            "perhaps",
+            "possibly",
+            "maybe",
+            "seems",
+            "might",
+            "fairly",
+        ),
+        1,
+    ),  # fmt: skip
     **dict.fromkeys(("clearly", "noticeably", "distinctly", "markedly", "more", "even"), 2),
-    **dict.fromkeys(("much", "far", "considerably", "significantly", "substantially", "quite", "really", "strongly", "very", "lot"), 3),  # fmt: skip
+    **dict.fromkeys(
+        (
+            "much",
+            "far",
+            "considerably",
+            "significantly",
+            "substantially",
+            "quite",
+            "really",
+            "strongly",
+            "very",
+            "lot",
+        ),
+        3,
+    ),  # fmt: skip
     **dict.fromkeys(("extremely", "dramatically", "hugely", "enormously", "incredibly"), 4),
 }
 EN_NEG = {"not", "no", "never", "neither", "nor", "without", "hardly", "barely"}
 ZH_NOUNS = {"pitch": ("音高", "音调", "声调", "调子"), "volume": ("音量", "响度"),
             "speed": ("语速", "速度", "节奏"), "emotion": ("情绪", "情感", "感情")}  # fmt: skip
 ZH_TERMS = {
-    **{w: ("pitch", 1) for w in ("尖细", "高亢")}, **{w: ("pitch", -1) for w in ("低沉", "深沉")},
-    **{w: ("volume", 1) for w in ("大声", "响亮", "洪亮", "响")}, **{w: ("volume", -1) for w in ("小声", "轻声", "轻柔", "轻")},  # fmt: skip
-    **{w: ("speed", 1) for w in ("急促", "加快", "快")}, **{w: ("speed", -1) for w in ("缓慢", "放慢", "慢")},  # fmt: skip
-    **{w: ("emotion", 1) for w in ("强烈", "激动", "浓烈")}, **{w: ("emotion", -1) for w in ("平静", "平淡", "淡")},  # fmt: skip
+    **{w: ("pitch", 1) for w in ("尖细", "高亢")},
+    **{w: ("pitch", -1) for w in ("低沉", "深沉")},
+    **{w: ("volume", 1) for w in ("大声", "响亮", "洪亮", "响")},
+    **{w: ("volume", -1) for w in ("小声", "轻声", "轻柔", "轻")},  # fmt: skip
+    **{w: ("speed", 1) for w in ("急促", "加快", "快")},
+    **{w: ("speed", -1) for w in ("缓慢", "放慢", "慢")},  # fmt: skip
+    **{w: ("emotion", 1) for w in ("强烈", "激动", "浓烈")},
+    **{w: ("emotion", -1) for w in ("平静", "平淡", "淡")},  # fmt: skip
 }
 ZH_GENERIC = {**dict.fromkeys(("升高", "提高", "上升", "高", "大", "强", "增加"), 1),
               **dict.fromkeys(("降低", "下降", "低", "小", "弱", "减少"), -1)}  # fmt: skip

@@ -96,7 +96,9 @@ class OpenAICaptioner(OpenAIJudge):
 
     def describe(self) -> dict[str, Any]:
         d = super().describe()
-        d.pop("prompts", None)  # the relevance prompts play no part; the instruction's hash is in the key
+        d.pop(
+            "prompts", None
+        )  # the relevance prompts play no part; the instruction's hash is in the key
         return d
 
 
@@ -110,7 +112,11 @@ class OpenAICaptionJudge(OpenAIJudge):
             raise ValueError("the openai caption judge needs --caption-judge-model")
         super().__init__(model, url, **kw)
         if prompt is None:
-            name, text, source = "compare_v1.txt", builtin_text("compare_v1.txt"), "builtin:compare_v1.txt"
+            name, text, source = (
+                "compare_v1.txt",
+                builtin_text("compare_v1.txt"),
+                "builtin:compare_v1.txt",
+            )
         else:
             p = Path(prompt)
             if not p.is_file():

@@ -73,7 +73,9 @@ def reply_metadata(sample: Any, turn: int, values: Mapping[str, float], turn1: M
     for d in ACOUSTIC:
         a, b = turn1.get(d), values.get(d)
         if a and b and turn > 1:
-            meta[f"measured_{d}"] = phrase(d, dimension(d).change(a, b) / jnd(d), "en") + " (against turn 1)"
+            meta[f"measured_{d}"] = (
+                phrase(d, dimension(d).change(a, b) / jnd(d), "en") + " (against turn 1)"
+            )
     return meta
 
 
@@ -102,7 +104,9 @@ class SicJudge(OpenAIJudge):
 
     def describe(self) -> dict[str, Any]:
         d = super().describe()
-        d["prompts"] = {t: {"name": p.name, "sha256": p.sha256} for t, p in self.task_prompts.items()}
+        d["prompts"] = {
+            t: {"name": p.name, "sha256": p.sha256} for t, p in self.task_prompts.items()
+        }
         return d
 
 
@@ -119,12 +123,16 @@ def summarise(results: Sequence[SicResult | JudgeError]) -> dict[str, Any]:
                            "mean_score": _mean([r.score for r in ok if r.score is not None])}  # fmt: skip
     task = ok[0].task if ok else ""
     if task == "hallucination":
-        out["severity_pct"] = {s: round(100.0 * sum(r.label == s for r in ok) / len(ok), 2) for s in SEVERITIES}
+        out["severity_pct"] = {
+            s: round(100.0 * sum(r.label == s for r in ok) / len(ok), 2) for s in SEVERITIES
+        }
     if task == "ifa":
         out["success_rate"] = round(100.0 * sum(r.label == "Success" for r in ok) / len(ok), 2)
     return out
 
 
-def ifa_by_family(results: Mapping[str, Sequence[SicResult | JudgeError]]) -> dict[str, dict[str, Any]]:
+def ifa_by_family(
+    results: Mapping[str, Sequence[SicResult | JudgeError]],
+) -> dict[str, dict[str, Any]]:
     """IFA summary per format family (``{family: results}``)."""
     return {fam: summarise(rs) for fam, rs in sorted(results.items())}

@@ -100,7 +100,9 @@ def consistency(emb: Any, speakers: Sequence[str], *, seed: int = 0) -> dict[str
 
     scores, same = trials(emb, speakers)
     k = len(set(speakers))
-    clusters = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(np.asarray(emb, dtype=float))
+    clusters = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(
+        np.asarray(emb, dtype=float)
+    )
     return {
         "n_captions": len(speakers), "n_speakers": k, "n_trials": int(len(same)), "n_positive": int(same.sum()),
         "eer": round(eer(scores, same), 4), "auc": round(float(skm.roc_auc_score(same, scores)), 4),

@@ -22,11 +22,13 @@ def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int
     (:data:`stylebench.metrics.validity.DOUBT_FLAGS`), a transcript that is not a faithful reading
     of the model's text channel (``asr_text_er`` > ``max_error``), or a syllables-per-nucleus
     ratio far from the other turns' (:func:`stylebench.metrics.validity.nuclei_outliers`: the
-    same voice saying similar content keeps that ratio; a loop or a dropped phrase does not).
+    same voice saying similar content keeps that ratio; a loop does not), or, next to a turn
+    whose audio says the same words (an ASR-free DTW test), a syllable count that changed
+    (:func:`stylebench.metrics.validity.count_changed`: a dropped phrase).
     A transcript that is faithful to the text channel is vouched for and never doubtful.
     """
     from stylebench.metrics.fidelity import is_faithful
-    from stylebench.metrics.validity import DOUBT_FLAGS, nuclei_outliers
+    from stylebench.metrics.validity import DOUBT_FLAGS, count_changed, nuclei_outliers
 
     out: dict[int, str] = {}
     vouched = {
@@ -53,6 +55,11 @@ def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int
     }
     for k in nuclei_outliers(ratios):
         out[k] = "asr_nuclei_outlier"
+    turns = sorted(feats)
+    for prev, k in zip(turns, turns[1:], strict=False):
+        if not {prev, k} & vouched and count_changed(feats[prev].values, feats[k].values):
+            for t in (prev, k):
+                out.setdefault(t, "asr_count_changed_on_same_words")
     return out
 
 
@@ -65,8 +72,8 @@ def speed_key(
     ``text`` (syllables of the model's own text channel) and ``nuclei`` (ASR-free, a labelled
     diagnostic) are used as asked. ``asr`` (the paper's definition) and ``auto`` use the
     transcript rate of every turn that is not doubtful (:func:`doubtful_turns`). When a turn is
-    doubtful, ``auto`` scores the whole sample from the text channel if every turn has one
-    (flag ``speed_from_text``, plus ``asr_text_mismatch`` when a mismatch was among the
+    doubtful, ``auto`` scores the whole sample from the text channel if every turn has one that
+    is itself plausible (no ``text_*`` doubt flag: right script, a human rate; flag ``speed_from_text``, plus ``asr_text_mismatch`` when a mismatch was among the
     reasons: one estimator per sample, never mixed across turns); otherwise, and always under
     ``asr``, the doubtful turns are unscored with their reason.
     """
@@ -77,7 +84,12 @@ def speed_key(
     doubtful = doubtful_turns(feats, max_error)
     if not doubtful:
         return "spm", (), {}
-    if source == "auto" and all("text_spm" in f.values for f in feats.values()):
+    from stylebench.metrics.validity import TEXT_DOUBT_FLAGS
+
+    text_ok = all(
+        "text_spm" in f.values and not TEXT_DOUBT_FLAGS & set(f.flags) for f in feats.values()
+    )
+    if source == "auto" and text_ok:
         mismatch = any(why == "asr_text_mismatch" for why in doubtful.values())
         return "text_spm", ("speed_from_text",) + (("asr_text_mismatch",) if mismatch else ()), {}
     return "spm", (), doubtful

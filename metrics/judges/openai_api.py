@@ -127,7 +127,9 @@ class OpenAIJudge(ChatJudge):
                 else:
                     last = f"{type(reason).__name__}: {reason}"
             if attempt < self.retries:
-                log.debug("%s call failed (%s); retry %d in %.2f s", self.what, last, attempt + 1, wait)
+                log.debug(
+                    "%s call failed (%s); retry %d in %.2f s", self.what, last, attempt + 1, wait
+                )
                 time.sleep(wait)
         tries = f"{self.retries + 1} {'try' if self.retries == 0 else 'tries'}"
         raise JudgeError(f"{self.what} endpoint {endpoint} failed after {tries} ({last}); is the server up? {self.serve_hint}")  # fmt: skip

@@ -180,7 +180,9 @@ def render(prompt: Prompt, req: JudgeRequest) -> tuple[ChatMessage, ...]:
     """Fill a prompt for one request (one substitution pass: inserted text is never re-read)."""
     begin, data, end = fence_data(req)
     language = LANGUAGE_NAMES.get(req.lang, req.lang)
-    return fill(prompt, {"fence_begin": begin, "data": data, "fence_end": end, "language": language})
+    return fill(
+        prompt, {"fence_begin": begin, "data": data, "fence_end": end, "language": language}
+    )
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -42,6 +42,8 @@ def tolerances() -> dict[str, object]:
         "min_f0_spread_st": validity.MIN_F0_SPREAD_ST,
         "syl_per_s": validity.PLAUSIBLE_SYL_PER_S,
         "syl_per_nucleus": validity.PLAUSIBLE_SYL_PER_NUCLEUS,
+        "same_content": (validity.SAME_CONTENT_COST, validity.SAME_CONTENT_SYL_TOL),
+        "nuclei_spread": validity.NUCLEI_RATIO_SPREAD,
     }
 
 
@@ -102,6 +104,12 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     praat = pitch.praat_f0_track(
         wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
     )
+    from stylebench.metrics import alignment
+
+    try:
+        spectra = alignment.mfcc(wave, sr)
+    except ValueError:  # too short to align: the speed cross-check cannot see this reply
+        spectra = None
     rms = energy.rms_stats(wave)
     values = {
         "duration_s": wave.size / sr,
@@ -115,6 +123,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "track": track,
         "praat_track": praat,
         "frame_ms": cfg.frame_ms,
+        "mfcc": spectra,
         "values": values,
     }
 
@@ -182,8 +191,11 @@ def finish_sample(
                 "no_speech_span: neither detector found speech; volume and rate unscored"
             )
         p["values"] = {**p["values"], **(chosen or {})}
+    costs = _alignment_costs(parts)
     out: dict[int, tuple[dict[str, float], list[str]] | str] = {}
     for k, p in parts.items():
+        if k in costs:
+            p["values"]["dtw_cost_prev"] = costs[k]
         try:
             values, flags = _finish_reply(p, transcripts.get(k), lang)
             out[k] = values, vad_flags[k] + flags
@@ -194,11 +206,14 @@ def finish_sample(
         values = out[k][0]
         if text and values.get("span_s", 0) > 0:
             from stylebench.metrics import rate
+            from stylebench.metrics.validity import text_doubts
 
             syl = rate.count_syllables(text, lang)
             values["text_syllables"] = float(syl)
             if syl > 0:
                 values["text_spm"] = rate.syllables_per_minute(syl, values["span_s"])
+            doubts = text_doubts(text, lang, syl, values.get("active_s", 0.0))
+            out[k][1].extend(f for f in doubts if f not in out[k][1])
         tr = transcripts.get(k)
         if text and tr is not None and tr.status == "ok":
             from stylebench.metrics.fidelity import transcript_error_rate
@@ -301,3 +316,24 @@ def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
     except ValueError as exc:  # pyworld's frames all outside its own agreed range
         flags.append(f"no_f0_guarded: {exc}")
     return flags
+
+
+def _alignment_costs(parts: dict[int, dict[str, Any]]) -> dict[int, float]:
+    """Per turn, the DTW cost of its speech span's MFCCs against the previous turn's
+    (:mod:`stylebench.metrics.alignment`): low when the two say the same words."""
+    from stylebench.metrics.alignment import HOP_S, alignment_cost
+
+    def spectra(p: dict[str, Any]) -> np.ndarray | None:
+        m, v = p.get("mfcc"), p["values"]
+        if m is None or "span_start" not in v:
+            return None
+        seg = m[int(v["span_start"] / HOP_S) : int(v["span_end"] / HOP_S) + 1]
+        return seg if len(seg) >= 3 else None
+
+    turns = sorted(parts)
+    out = {}
+    for prev, k in zip(turns, turns[1:], strict=False):
+        a, b = spectra(parts[prev]), spectra(parts[k])
+        if a is not None and b is not None:
+            out[k] = alignment_cost(a, b)
+    return out
