@@ -148,3 +148,43 @@ def test_hostile_replies_become_error_records_that_say_why(small_set, tmp_path):
 
     long = respond(RunStore(tmp_path / "d"), samples, Recorder(seconds=2.0), small_set, limits=ReplyLimits(max_seconds=1.0))  # fmt: skip
     assert "lasts 2 s, over the limit of 1 s" in long.records[(samples[0].id, 1)].error
+
+
+class Leaver(Recorder):
+    """Remembers the wav files it handed back, to see whether a refused reply's file is removed."""
+
+    def __init__(self, cut: bool = False, **kw) -> None:
+        super().__init__(**kw)
+        self.files: list[Path] = []
+        self.cut = cut
+
+    def respond(self, history, user_turn, decode):
+        turn = super().respond(history, user_turn, decode)
+        self.files.append(Path(turn.audio))
+        if self.cut:  # a wav cut off mid-write: the header still declares all of its data
+            data = self.files[-1].read_bytes()
+            self.files[-1].write_bytes(data[: len(data) // 2])
+        return turn
+
+
+def test_refused_replies_leave_no_scratch_file_and_truncated_wavs_are_refused(small_set, tmp_path):
+    samples = samples_of(small_set, 1)
+    huge = Leaver(text=lambda n: "x" * 30_000)
+    respond(RunStore(tmp_path / "a"), samples, huge, small_set)
+    assert huge.files and not any(f.exists() for f in huge.files)
+    cut = Leaver(cut=True)
+    res = respond(RunStore(tmp_path / "b"), samples, cut, small_set)
+    assert (
+        "reply audio is a truncated wav (header declares" in res.records[(samples[0].id, 1)].error
+    )
+    assert res.counts["error"] == 3 and not any(f.exists() for f in cut.files)
+
+
+def test_the_reply_length_bound_is_the_configs_and_holds_at_its_default(small_set, tmp_path):
+    from stylebench.config import RunConfig
+    from stylebench.pipeline.respond import ReplyLimits
+
+    assert ReplyLimits().max_seconds == RunConfig().max_reply_s <= 120.0
+    samples = samples_of(small_set, 1)
+    res = respond(RunStore(tmp_path), samples, Recorder(seconds=RunConfig().max_reply_s + 1), small_set)  # fmt: skip
+    assert "over the limit of 120 s (--max-reply-s)" in res.records[(samples[0].id, 1)].error

@@ -20,6 +20,7 @@ other 4xx fail at once with the server's own message. Only the standard library 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import http.client
 import json
@@ -183,7 +184,10 @@ class OpenAIAudioModel(SpeechModel):
         body = request_body(self.flavour, self.model, self.voice, msgs, decode)
         with self._slots:
             data = self._post(body)
-        text, audio = reply_parts(data)
+        try:
+            text, audio = reply_parts(data)
+        except ValueError as exc:
+            raise EndpointError(f"{self.url}: malformed reply: {exc}") from None
         if not isinstance(data, dict) or not data.get("choices"):
             raise EndpointError(f"{self.url}: no choices[].message in {str(data)[:300]}")
         if audio is None:
@@ -191,10 +195,17 @@ class OpenAIAudioModel(SpeechModel):
                 f"{self.url}: the reply has no audio (does {self.model!r} support audio output?); "
                 f"text was {text[:200]!r}"
             )
-        wav = base64.b64decode(audio["data"])
+        try:
+            wav = base64.b64decode(audio["data"], validate=True)
+        except binascii.Error as exc:
+            raise EndpointError(f"{self.url}: malformed reply: audio.data is not base64 ({exc})") from None  # fmt: skip
         path = scratch_wav(self.name)
-        path.write_bytes(wav)
-        sr = _wav_rate(path)
+        try:
+            path.write_bytes(wav)
+            sr = _wav_rate(path)
+        except BaseException:  # a refused reply leaves no scratch file behind
+            path.unlink(missing_ok=True)
+            raise
         if audio.get("id"):
             with self._ids_lock:
                 self._ids[hashlib.sha256(wav).hexdigest()] = (audio["id"], audio.get("expires_at"))
