@@ -151,6 +151,10 @@ class RunConfig:
             raise ValueError("--limit must be a positive number of samples per cell")
         _check_min(self, ("turn_timeout_s", "max_reply_s"), 1e-9)
         _check_min(self, ("max_reply_chars",), 1)
+        _check_min(self.decode, ("temperature",))  # 0 is greedy; below it no sampler means anything
+        _check_min(self.decode, ("max_new_tokens",), 1)
+        if not (isinstance(self.decode.top_p, (int, float)) and 0 < self.decode.top_p <= 1):
+            raise ValueError(f"--top-p must be in (0, 1], got {self.decode.top_p!r}")
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -269,5 +273,7 @@ def parse_model_args(items: list[str] | None) -> dict[str, str]:
         if "=" not in item:
             raise ValueError(f"expected KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
+        if not k.strip().isidentifier():
+            raise ValueError(f"--model-arg {item!r}: the name before '=' must be an argument name such as path")  # fmt: skip
         out[k.strip()] = v.strip()
     return out

@@ -116,7 +116,8 @@ def test_missing_package_in_worker_is_one_line(tmp_path, helper_path):
     assert "\n" not in msg
     assert msg.startswith("sbtest_absent_pkg is not installed: see docs/models.md#kimi-audio")
     with pytest.raises(
-        ValueError, match="could not load sbtest_models:EchoModel: .*unexpected keyword"
+        ValueError,
+        match="could not load sbtest_models:EchoModel: .*takes no argument .bogus.; it accepts: no arguments",
     ):
         WorkerModel(
             "sbtest_models:EchoModel",

@@ -92,7 +92,9 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> int:
         )
         return 2
     try:
-        model = load_model_class(init.model)(**init.model_args)
+        from stylebench.model_wrappers.common import build_model
+
+        model = build_model(load_model_class(init.model), dict(init.model_args), init.model)
         describe = model.describe()
     except Exception as exc:
         send(_error(exc))

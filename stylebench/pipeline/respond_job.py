@@ -65,9 +65,10 @@ class ModelSpec:
 
             return WorkerModel(self.model, dict(self.model_args), python=self.worker_python,
                                turn_timeout_s=self.turn_timeout_s, log_path=self.log_path)  # fmt: skip
+        from stylebench.model_wrappers.common import build_model
         from stylebench.model_wrappers.registry import MODELS
 
-        return MODELS.load(self.model)(**self.model_args)
+        return build_model(MODELS.load(self.model), dict(self.model_args), self.model)
 
 
 def script_of(sample: Sample, k: int) -> Any:
