@@ -144,6 +144,8 @@ def test_hostile_replies_become_error_records_that_say_why(small_set, tmp_path):
     assert "reply text must be a string" in number.records[(samples[0].id, 1)].error
     nan = respond(RunStore(tmp_path / "c"), samples, Recorder(raw={"logprob": float("nan")}), small_set)  # fmt: skip
     assert all(r.status == "ok" and r.raw == {"logprob": "nan"} for r in nan.records.values())
+    arrays = respond(RunStore(tmp_path / "e"), samples, Recorder(raw={"f0": np.array([1.5, np.nan]), "n": np.int64(2)}), small_set)  # fmt: skip
+    assert all(r.raw == {"f0": [1.5, "nan"], "n": 2} for r in arrays.records.values())
     from stylebench.pipeline.respond import ReplyLimits
 
     long = respond(RunStore(tmp_path / "d"), samples, Recorder(seconds=2.0), small_set, limits=ReplyLimits(max_seconds=1.0))  # fmt: skip

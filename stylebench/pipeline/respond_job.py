@@ -79,7 +79,13 @@ def script_of(sample: Sample, k: int) -> Any:
 
 
 def plain_json(value: Any) -> Any:
-    """Model extras made storable: non-finite numbers and objects become their text."""
+    """Model extras made storable: arrays and numpy numbers become their values, non-finite
+    numbers and other objects their text."""
+    if callable(getattr(value, "tolist", None)) and not isinstance(value, (str, bytes)):
+        try:
+            return plain_json(value.tolist())
+        except Exception:  # noqa: BLE001 - a tolist that fails: the text below
+            pass
     if isinstance(value, dict):
         return {str(k): plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
