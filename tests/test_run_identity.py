@@ -155,18 +155,24 @@ def test_hostile_replies_become_error_records_that_say_why(small_set, tmp_path):
 class Leaver(Recorder):
     """Remembers the wav files it handed back, to see whether a refused reply's file is removed."""
 
-    def __init__(self, cut: bool = False, **kw) -> None:
+    def __init__(self, cut: str = "", **kw) -> None:
         super().__init__(**kw)
         self.files: list[Path] = []
         self.cut = cut
 
     def respond(self, history, user_turn, decode):
         turn = super().respond(history, user_turn, decode)
-        self.files.append(Path(turn.audio))
-        if self.cut:  # a wav cut off mid-write: the header still declares all of its data
-            data = self.files[-1].read_bytes()
-            self.files[-1].write_bytes(data[: len(data) // 2])
-        return turn
+        path = Path(turn.audio)
+        if self.cut == "flac":
+            wave, sr = sf.read(str(path))
+            path.unlink()
+            path = path.with_suffix(".flac")
+            sf.write(str(path), wave, sr, format="FLAC")
+        self.files.append(path)
+        if self.cut:  # a file cut off mid-write: its header still declares all of its data
+            data = path.read_bytes()
+            path.write_bytes(data[: len(data) // 2])
+        return Turn(turn.role, turn.text, str(path), turn.sr, turn.raw)
 
 
 def test_refused_replies_leave_no_scratch_file_and_truncated_wavs_are_refused(small_set, tmp_path):
@@ -174,12 +180,11 @@ def test_refused_replies_leave_no_scratch_file_and_truncated_wavs_are_refused(sm
     huge = Leaver(text=lambda n: "x" * 30_000)
     respond(RunStore(tmp_path / "a"), samples, huge, small_set)
     assert huge.files and not any(f.exists() for f in huge.files)
-    cut = Leaver(cut=True)
-    res = respond(RunStore(tmp_path / "b"), samples, cut, small_set)
-    assert (
-        "reply audio is a truncated wav (header declares" in res.records[(samples[0].id, 1)].error
-    )
-    assert res.counts["error"] == 3 and not any(f.exists() for f in cut.files)
+    for fmt, says in (("wav", "reply audio is a truncated wav (header declares"), ("flac", "reply audio does not decode")):  # fmt: skip
+        cut = Leaver(cut=fmt)
+        res = respond(RunStore(tmp_path / fmt), samples, cut, small_set)
+        assert says in res.records[(samples[0].id, 1)].error, res.records[(samples[0].id, 1)].error
+        assert res.counts["error"] == 3 and not any(f.exists() for f in cut.files)
 
 
 def test_the_reply_length_bound_is_the_configs_and_holds_at_its_default(small_set, tmp_path):

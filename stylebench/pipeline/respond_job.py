@@ -225,4 +225,10 @@ class RespondJob:
             raise ValueError(f"reply audio lasts {info.duration:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)")  # fmt: skip
         if why := wav_truncation(audio):
             raise ValueError(f"reply audio is a truncated wav ({why}); the model's file is incomplete")  # fmt: skip
+        try:  # what the header promises must decode, or every later stage stumbles on it
+            frames = len(sf.read(audio, dtype="float32", always_2d=True)[0])
+        except (RuntimeError, sf.LibsndfileError) as exc:
+            raise ValueError(f"reply audio does not decode: {exc}") from None
+        if frames < info.frames:
+            raise ValueError(f"reply audio is truncated: its header declares {info.frames} frames, {frames} decode")  # fmt: skip
         return Path(audio).read_bytes()
