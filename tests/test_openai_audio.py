@@ -61,12 +61,14 @@ class StandInAudioServer:
                 )
                 if outer.script:
                     status, payload, headers = outer.script.pop(0)
+                elif isinstance(outer.hostile, bytes):  # the whole body, as is
+                    status, payload, headers = 200, None, {}
                 elif outer.hostile is not None:
                     message = {"role": "assistant", "content": None, "audio": outer.hostile}
                     status, payload, headers = 200, {"choices": [{"message": message}]}, {}
                 else:
                     status, payload, headers = 200, outer.reply(body), {}
-                data = json.dumps(payload).encode()
+                data = outer.hostile if isinstance(outer.hostile, bytes) else json.dumps(payload).encode()  # fmt: skip
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -256,6 +258,8 @@ HOSTILE = {
                        "audio.expires_at must be a finite number, got nan"),
     "invalid base64": ({"data": "!!not*base64!!", "transcript": "hi"}, "audio.data is not base64"),
     "numeric data": ({"data": 7, "transcript": "hi"}, "audio.data must be a string, got 7"),
+    "not UTF-8 body": (b'\xff\xfe{"choices": []}', "reply is not UTF-8 JSON (invalid start byte at byte 0)"),
+    "endless body": (b'{"choices": [' + b" " * 8000 + b"]}", "the reply is over 4,096 bytes; refused"),
 }  # fmt: skip
 
 
@@ -266,7 +270,7 @@ def scratch_wavs() -> set[Path]:
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_a_hostile_server_gives_error_records_and_a_good_one_then_completes(case, small_set, tmp_path, server):  # fmt: skip
+def test_a_hostile_server_gives_error_records_and_a_good_one_then_completes(case, small_set, tmp_path, server, monkeypatch):  # fmt: skip
     audio, says = HOSTILE[case]
     cfg = make_config(
         model="openai-audio", model_args={"base_url": server.url, "model": "m", "retries": "0"},
@@ -275,7 +279,10 @@ def test_a_hostile_server_gives_error_records_and_a_good_one_then_completes(case
     )  # fmt: skip
     before = scratch_wavs()
     server.hostile = audio
+    if case == "endless body":  # a small cap stands in for the real one (256 MiB)
+        monkeypatch.setattr("stylebench.model_wrappers.api.openai_audio.MAX_REPLY_BYTES", 4096)
     bad = run(cfg, progress=False)
+    monkeypatch.undo()
     recs = list(bad.store.iter_raw("respond"))
     assert bad.counts["respond"]["error"] == 6 and len(server.requests) == 2, case
     assert all(says in r["error"] for r in recs if r["turn"] == 1), (case, recs[0]["error"])

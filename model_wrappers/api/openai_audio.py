@@ -49,6 +49,9 @@ from stylebench.records import DecodeConfig, Turn
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 60.0
+#: the most one reply body may hold (base64 wav + JSON): 120 s of 48 kHz stereo 16-bit audio
+#: is about 31 MiB in base64, so this only stops a server that streams without end
+MAX_REPLY_BYTES = 256 * 2**20
 ID_MARGIN_S = 60  # treat an audio id as expired this long before the server says it is
 
 
@@ -232,7 +235,7 @@ class OpenAIAudioModel(SpeechModel):
             req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                    text = resp.read().decode("utf-8")
+                    body = resp.read(MAX_REPLY_BYTES + 1)
             except urllib.error.HTTPError as exc:
                 detail = _server_message(exc)
                 if exc.code == 429 or exc.code >= 500:
@@ -246,10 +249,14 @@ class OpenAIAudioModel(SpeechModel):
                 last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
                 log.info("openai-audio: %s (attempt %d), retrying", last, attempt + 1)
                 continue
+            if len(body) > MAX_REPLY_BYTES:
+                raise EndpointError(f"{self.url}: the reply is over {MAX_REPLY_BYTES:,} bytes; refused")  # fmt: skip
             try:
-                return json.loads(text)
+                return json.loads(body.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise EndpointError(f"{self.url}: reply is not UTF-8 JSON ({exc.reason} at byte {exc.start})") from None  # fmt: skip
             except json.JSONDecodeError:
-                raise EndpointError(f"{self.url}: reply is not JSON: {text[:200]!r}") from None
+                raise EndpointError(f"{self.url}: reply is not JSON: {body[:200]!r}") from None
         raise EndpointError(f"{self.url}: gave up after {self.retries + 1} attempts; last: {last}")
 
 
