@@ -6,8 +6,9 @@ import hashlib
 import json
 from pathlib import Path
 
+from stylebench.audio import sha256_file, wav_truncation
 from stylebench.paths import cache_root
-from stylebench.records import Sample
+from stylebench.records import Sample, UserTurn
 
 DEFAULT_SPEC_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0}
 
@@ -26,19 +27,41 @@ def load_set(path: Path | str) -> tuple[list[Sample], str]:
             f"{root} is not a dialogue set (no manifest.jsonl); build one with `stylebench build-dialogues`"
         )
     raw = mf.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{mf}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a dialogue set manifest?") from None  # fmt: skip
     samples = []
-    for i, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+    for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             samples.append(Sample.from_dict(json.loads(line)))
-        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ValueError(f"{mf}:{i}: malformed sample ({exc})") from None
     for s in samples:
         for t in s.turns:
-            if not (root / t.audio).is_file():
-                raise ValueError(f"{root}: sample {s.id} lacks its user-turn audio {t.audio}")
+            _check_turn_audio(root, s.id, t)
     return samples, hashlib.sha256(raw).hexdigest()
+
+
+def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
+    """A user turn's wav lies inside the set folder, is whole, and is the one the manifest
+    hashed (each file is read once per load: a run loads its set once)."""
+    where = f"{root / 'manifest.jsonl'}: sample {sample_id}: user-turn audio {turn.audio!r}"
+    path = root / str(turn.audio)
+    try:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except (OSError, ValueError):
+        inside = False
+    if not inside or Path(str(turn.audio)).is_absolute():
+        raise ValueError(f"{where} lies outside the set folder; turn paths are relative to it")
+    if not path.is_file():
+        raise ValueError(f"{root}: sample {sample_id} lacks its user-turn audio {turn.audio}")
+    if why := wav_truncation(path):
+        raise ValueError(f"{where} is a truncated wav ({why}); rebuild the set")
+    if sha256_file(path) != turn.sha256:
+        raise ValueError(f"{where} does not match its sha256 in the manifest (changed since the set was built); rebuild the set")  # fmt: skip
 
 
 def default_set_path(dims: tuple[str, ...] = ("speed", "volume", "pitch")) -> Path:

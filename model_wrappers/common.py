@@ -106,3 +106,27 @@ def seed_all(seed: int) -> None:
     torch.manual_seed(seed)
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
+
+
+def build_model(cls: type, args: dict[str, str], name: str) -> Any:
+    """``cls(**args)``, after checking that ``cls`` takes those arguments.
+
+    Raises:
+        ValueError: an argument the wrapper does not take, naming the ones it accepts (a
+            TypeError raised inside the constructor is the wrapper's own and passes through).
+    """
+    import inspect
+
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):  # no signature to check against
+        return cls(**args)
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        taken = [
+            n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+        unknown = sorted(set(args) - set(taken))
+        if unknown:
+            accepts = ", ".join(taken) or "no arguments"
+            raise ValueError(f"--model-arg: {name} takes no argument {', '.join(map(repr, unknown))}; it accepts: {accepts}")  # fmt: skip
+    return cls(**args)

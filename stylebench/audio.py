@@ -33,27 +33,36 @@ def sha256_file(path: Path | str) -> str:
     return h.hexdigest()
 
 
-def _check_wav_truncation(path: Path) -> None:
-    """RIFF/WAVE files declare their data size; a shorter file was cut off mid-write."""
-    with open(path, "rb") as fh:
+def wav_truncation(path: Path | str) -> str | None:
+    """What is missing from a RIFF/WAVE file cut off mid-write, or ``None`` when it is whole.
+
+    A wav declares its data size in its header; libsndfile reads a shorter file without
+    complaint (its duration is what is left), so only the header says that data is missing.
+    """
+    p = Path(path)
+    with open(p, "rb") as fh:
         head = fh.read(12)
         if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-            return
-        size = path.stat().st_size
+            return None
+        size = p.stat().st_size
         while True:
             hdr = fh.read(8)
             if len(hdr) < 8:
-                return
+                return None
             cid, clen = hdr[:4], int.from_bytes(hdr[4:], "little")
             if cid == b"data":
                 if clen not in (0, 0xFFFFFFFF) and fh.tell() + clen > size:
-                    have = size - fh.tell()
-                    raise AudioError(
-                        f"{path.name}: truncated wav (header declares {clen} data bytes, file has "
-                        f"{have}); the writer was probably interrupted, re-run the respond stage"
-                    )
-                return
+                    return f"header declares {clen} data bytes, file has {size - fh.tell()}"
+                return None
             fh.seek(clen + (clen & 1), os.SEEK_CUR)
+
+
+def _check_wav_truncation(path: Path) -> None:
+    if why := wav_truncation(path):
+        raise AudioError(
+            f"{path.name}: truncated wav ({why}); the writer was probably interrupted, re-run "
+            "the respond stage"
+        )
 
 
 def resample(wave: np.ndarray, sr: int, target_sr: int) -> np.ndarray:

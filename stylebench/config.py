@@ -72,7 +72,9 @@ class JudgeConfig:
 
     judge: str = option("offline", "relevance judge: offline, openai, transformers, vllm or none")
     judge_model: str | None = option(None, "judge model: hub id, local path or served model name")
-    judge_url: str | None = option(None, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    judge_url: str | None = option(
+        None, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"
+    )
     judge_input: str = option("auto", "what the judge reads: ASR transcripts, the models' text channel, or auto (transcripts unless they disagree with the text channel)",
                               choices=("auto", "transcript", "text"))  # fmt: skip
     judge_prompt: str | None = option(None, "folder with your srd.txt and mrd.txt", metavar="DIR")
@@ -132,7 +134,7 @@ class RunConfig:
                                        commands=RUN, metavar="PYTHON")  # fmt: skip
     turn_timeout_s: float = option(600.0, "with --worker-python: seconds per turn before the worker is restarted", commands=RUN)  # fmt: skip
     max_reply_chars: int = option(20000, "a reply whose text channel is longer is an error record", commands=RUN)  # fmt: skip
-    max_reply_s: float = option(600.0, "a reply whose audio is longer is an error record", commands=RUN)  # fmt: skip
+    max_reply_s: float = option(120.0, "a reply whose audio is longer is an error record (this bounds what one reply costs the transcribe and features stages)", commands=RUN)  # fmt: skip
     strict: bool = option(False, "stop at the first error")
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     measure: MeasureConfig = field(default_factory=MeasureConfig)
@@ -149,6 +151,10 @@ class RunConfig:
             raise ValueError("--limit must be a positive number of samples per cell")
         _check_min(self, ("turn_timeout_s", "max_reply_s"), 1e-9)
         _check_min(self, ("max_reply_chars",), 1)
+        _check_min(self.decode, ("temperature",))  # 0 is greedy; below it no sampler means anything
+        _check_min(self.decode, ("max_new_tokens",), 1)
+        if not (isinstance(self.decode.top_p, (int, float)) and 0 < self.decode.top_p <= 1):
+            raise ValueError(f"--top-p must be in (0, 1], got {self.decode.top_p!r}")
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -267,5 +273,7 @@ def parse_model_args(items: list[str] | None) -> dict[str, str]:
         if "=" not in item:
             raise ValueError(f"expected KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
+        if not k.strip().isidentifier():
+            raise ValueError(f"--model-arg {item!r}: the name before '=' must be an argument name such as path")  # fmt: skip
         out[k.strip()] = v.strip()
     return out

@@ -57,11 +57,35 @@ class RunStore:
                 f"{self.root} is not a stylebench run folder (no manifest.json); "
                 "start one with `stylebench run`"
             )
-        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        path = self.manifest_path
+        try:
+            data = json.loads(path.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the manifest is damaged") from None  # fmt: skip
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc}); the manifest was cut off or edited") from None  # fmt: skip
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a run manifest is a JSON object, this one is a {type(data).__name__}")  # fmt: skip
+        return data
+
+    def make_folder(self) -> None:
+        """Create the run folder.
+
+        Raises:
+            ValueError: the folder or a folder above it is a file (``--out`` names a file).
+        """
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            file = next((p for p in (self.root, *self.root.parents) if p.exists() and not p.is_dir()), self.root)  # fmt: skip
+            raise ValueError(
+                f"cannot make the run folder {self.root}: {file} is a file; pass a folder as "
+                "--out (or another --run-id)"
+            ) from None
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Write the manifest atomically (the only file that is replaced, never appended)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.make_folder()
         tmp = self.manifest_path.with_suffix(".json.tmp")
         tmp.write_text(
             json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8"
@@ -165,7 +189,7 @@ class RunStore:
         Raises:
             RunFolderBusy: another live process holds the folder.
         """
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.make_folder()
         path = self.root / LOCK_NAME
         fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the with-block
         try:

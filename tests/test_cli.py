@@ -65,3 +65,126 @@ def test_missing_asr_extra_is_one_line(small_set, tmp_path):
     )
     assert r.returncode == 2, r.stderr
     assert "stylebench[openai-whisper]" in r.stderr and "Traceback" not in r.stderr
+
+
+# -- bad input never shows a traceback (in process: main() is what the command runs) ---------
+import json  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+from stylebench.cli import main  # noqa: E402
+
+
+def cli(capsys, *args: str) -> tuple[int, str]:
+    code = main(["--no-progress", *args])
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def finished(small_set, tmp_path_factory):
+    """A finished reference run (volume, en, 1 sample per cell): its run flags and folder."""
+    out = tmp_path_factory.mktemp("cli-run")
+    flags = ["--model", "reference", "--dim", "volume", "--lang", "en", "--limit", "1",
+             "--asr", "none", "--vad", "energy", "--judge", "none", "--n-boot", "20",
+             "--dialogues", str(small_set), "--out", str(out), "--run-id", "r"]  # fmt: skip
+    assert main(["--no-progress", "run", *flags]) == 0
+    return flags, out / "r"
+
+
+def a_copy_of(finished, tmp_path):
+    flags, root = finished
+    dest = tmp_path / "out" / "r"
+    shutil.copytree(root, dest)
+    flags = [*flags[:-4], "--out", str(dest.parent), "--run-id", "r"]
+    return flags, dest
+
+
+SPOILED = {  # manifest.json content -> what the one-line error says
+    "a list": (b"[1, 2]", "manifest.json: a run manifest is a JSON object, this one is a list"),
+    "config a string": (None, "manifest.json: its 'config' section is a str, not an object"),
+    "empty object": (b"{}", "manifest.json: its 'config' section is missing"),
+    "truncated": (None, "manifest.json: not valid JSON"),
+    "binary": (b"\x89PNG\r\n\x1a\n\xff\xfe", "manifest.json: not UTF-8 text"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SPOILED))
+@pytest.mark.parametrize("command", ["report", "score", "run"])
+def test_a_spoiled_manifest_is_one_line_naming_the_file(case, command, finished, tmp_path, capsys):  # fmt: skip
+    flags, root = a_copy_of(finished, tmp_path)
+    content, says = SPOILED[case]
+    mf = root / "manifest.json"
+    if case == "config a string":
+        content = json.dumps({**json.loads(mf.read_text()), "config": "volume"}).encode()
+    elif case == "truncated":
+        content = mf.read_bytes()[:100]
+    mf.write_bytes(content)
+    args = ["run", *flags] if command == "run" else [command, str(root)]
+    code, err = cli(capsys, *args)
+    assert code == 2 and says in err and str(root) in err, err
+    assert "another dialogue set" not in err
+
+
+def test_no_config_on_resume_is_named_not_called_another_set(finished, tmp_path, capsys):
+    flags, root = a_copy_of(finished, tmp_path)
+    mf = root / "manifest.json"
+    manifest = json.loads(mf.read_text())
+    mf.write_text(json.dumps({k: v for k, v in manifest.items() if k != "config"}))
+    code, err = cli(capsys, "run", *flags)
+    assert code == 2 and "manifest.json: its 'config' section is missing" in err, err
+
+
+def test_an_old_schema_manifest_reports_its_records_or_says_why(finished, tmp_path, capsys):
+    flags, root = a_copy_of(finished, tmp_path)
+    mf = root / "manifest.json"
+    manifest = json.loads(mf.read_text())
+    mf.write_text(json.dumps({k: v for k, v in manifest.items() if k != "identity"}))
+    code, err = cli(capsys, "report", str(root), "--format", "json")
+    assert code == 0, err  # before identities: the identity is the model entry + the decode config
+    report = json.loads((root / "report.json").read_text())
+    assert all(c["n_ok"] == c["n"] > 0 for c in report["cells"]), report["cells"]
+    # a model entry that no stored reply answers to: refused, saying why
+    mf.write_text(json.dumps({**{k: v for k, v in manifest.items() if k != "identity"},
+                              "model": {**manifest["model"], "step": 9.0}}))  # fmt: skip
+    code, err = cli(capsys, "report", str(root))
+    assert code == 2 and "no reply in respond.jsonl is of the model configuration" in err, err
+    assert "it has no identity" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (
+            ["--model-arg", "bogus=1"],
+            "--model-arg: reference takes no argument 'bogus'; it accepts: voice_en",
+        ),  # fmt: skip
+        (["--model-arg", "=x"], "--model-arg '=x': the name before '=' must be an argument name"),
+        (["--temperature", "-1"], "--temperature must be a finite number >= 0, got -1.0"),
+        (["--top-p", "0"], "--top-p must be in (0, 1], got 0.0"),
+    ],
+)
+def test_bad_run_flags_are_one_line(extra, says, finished, tmp_path, capsys):
+    flags, _ = a_copy_of(finished, tmp_path)
+    code, err = cli(capsys, "run", *flags, "--run-id", "fresh", *extra)
+    assert code == 2 and says in err, err
+
+
+def test_out_that_is_a_file_or_under_one_is_one_line(finished, tmp_path, capsys):
+    flags, _ = a_copy_of(finished, tmp_path)
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    for out in (file, file / "below"):
+        code, err = cli(capsys, "run", *flags, "--out", str(out))
+        assert code == 2 and f"{file} is a file; pass a folder as --out" in err, err
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r").write_text("x")  # the run folder itself is a file
+    code, err = cli(capsys, "run", *flags, "--out", str(tmp_path / "runs"))
+    assert code == 2 and "r is a file; pass a folder as --out" in err, err
+
+
+def test_verbose_still_shows_the_traceback(finished, tmp_path):
+    flags, root = a_copy_of(finished, tmp_path)
+    (root / "manifest.json").write_bytes(b"[1]")
+    with pytest.raises(ValueError, match="a run manifest is a JSON object"):
+        main(["-v", "--no-progress", "report", str(root)])

@@ -41,3 +41,46 @@ def test_existing_set_is_never_overwritten(small_set):
 def test_not_a_set(tmp_path):
     with pytest.raises(FileNotFoundError, match="build-dialogues"):
         load_set(tmp_path)
+
+
+def a_copy(small_set, tmp_path):
+    """A copy of the small set to spoil; returns its folder and the first sample's line."""
+    import shutil
+
+    dest = tmp_path / "set"
+    shutil.copytree(small_set, dest)
+    lines = (dest / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+    return dest, json.loads(lines[0]), lines
+
+
+def write_lines(root, lines) -> None:
+    (root / "manifest.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_user_wav_that_changed_is_truncated_or_outside_the_set_is_refused(small_set, tmp_path):
+    root, first, lines = a_copy(small_set, tmp_path)
+    wav = root / first["turns"][1]["audio"]
+    good = wav.read_bytes()
+    wav.write_bytes(good[:-2] + b"\x01\x02")  # same length, other samples
+    with pytest.raises(ValueError, match=r"manifest.jsonl: sample .*_u2.wav' does not match its sha256"):  # fmt: skip
+        load_set(root)
+    wav.write_bytes(good[: len(good) // 2])
+    with pytest.raises(ValueError, match=r"_u2.wav' is a truncated wav \(header declares"):
+        load_set(root)
+    wav.write_bytes(good)
+    for bad in ("../../../../etc/hostname", "/etc/hostname"):
+        first["turns"][0]["audio"] = bad
+        write_lines(root, [json.dumps(first), *lines[1:]])
+        with pytest.raises(ValueError, match="lies outside the set folder"):
+            load_set(root)
+
+
+def test_a_manifest_that_is_not_utf8_or_not_samples_names_the_file(small_set, tmp_path):
+    root, first, lines = a_copy(small_set, tmp_path)
+    (root / "manifest.jsonl").write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(ValueError, match=r"set/manifest.jsonl: not UTF-8 text"):
+        load_set(root)
+    for line in ("[1, 2]", json.dumps({**first, "dim": "loudness"})):
+        write_lines(root, [line])
+        with pytest.raises(ValueError, match=r"manifest.jsonl:1: malformed sample"):
+            load_set(root)

@@ -47,6 +47,7 @@ class StandInAudioServer:
         self.script: list[tuple[int, dict, dict]] = []  # (status, body, headers) to send first
         self.sent: list[dict] = []  # the audio objects of successful replies
         self.give_ids = True
+        self.hostile: dict | None = None  # every request gets this audio object instead
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -60,9 +61,14 @@ class StandInAudioServer:
                 )
                 if outer.script:
                     status, payload, headers = outer.script.pop(0)
+                elif isinstance(outer.hostile, bytes):  # the whole body, as is
+                    status, payload, headers = 200, None, {}
+                elif outer.hostile is not None:
+                    message = {"role": "assistant", "content": None, "audio": outer.hostile}
+                    status, payload, headers = 200, {"choices": [{"message": message}]}, {}
                 else:
                     status, payload, headers = 200, outer.reply(body), {}
-                data = json.dumps(payload).encode()
+                data = outer.hostile if isinstance(outer.hostile, bytes) else json.dumps(payload).encode()  # fmt: skip
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -228,3 +234,61 @@ def test_connection_refused_is_retried_then_reported(tmp_path):
         m.respond((), user_turn(wav), DecodeConfig())
     with pytest.raises(ValueError, match="history must be auto or text"):
         OpenAIAudioModel(history="audio")
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+WHOLE = tone_wav(180.0)
+#: the hostile-server corpus: (what the server's audio object holds, what the error must say)
+HOSTILE = {
+    "truncated wav": ({"data": b64(WHOLE[: len(WHOLE) // 2]), "transcript": "hi"},
+                      "truncated wav (header declares"),
+    "too long": ({"data": b64(tone_wav(180.0, seconds=121.0)), "transcript": "hi"},
+                 "lasts 121 s, over the limit of 120 s (--max-reply-s)"),
+    "not a wav": ({"data": b64(b"RIFF garbage"), "transcript": "hi"}, "not a readable wav"),
+    "NaN transcript": ({"data": b64(WHOLE), "transcript": float("nan")},
+                       "choices[0].message.audio.transcript must be a string, got nan"),
+    "numeric transcript": ({"data": b64(WHOLE), "transcript": 12345},
+                           "choices[0].message.audio.transcript must be a string, got 12345"),
+    "string expires_at": ({"data": b64(WHOLE), "transcript": "hi", "id": "a1", "expires_at": "soon"},
+                          "choices[0].message.audio.expires_at must be a finite number, got 'soon'"),
+    "NaN expires_at": ({"data": b64(WHOLE), "transcript": "hi", "id": "a1", "expires_at": float("nan")},
+                       "audio.expires_at must be a finite number, got nan"),
+    "invalid base64": ({"data": "!!not*base64!!", "transcript": "hi"}, "audio.data is not base64"),
+    "numeric data": ({"data": 7, "transcript": "hi"}, "audio.data must be a string, got 7"),
+    "not UTF-8 body": (b'\xff\xfe{"choices": []}', "reply is not UTF-8 JSON (invalid start byte at byte 0)"),
+    "endless body": (b'{"choices": [' + b" " * 8000 + b"]}", "the reply is over 4,096 bytes; refused"),
+}  # fmt: skip
+
+
+def scratch_wavs() -> set[Path]:
+    import os
+
+    return set((Path(os.environ["STYLEBENCH_SCRATCH"]) / "stylebench-scratch").glob("*.wav"))
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_server_gives_error_records_and_a_good_one_then_completes(case, small_set, tmp_path, server, monkeypatch):  # fmt: skip
+    audio, says = HOSTILE[case]
+    cfg = make_config(
+        model="openai-audio", model_args={"base_url": server.url, "model": "m", "retries": "0"},
+        dim="pitch", lang="en", limit=1, dialogues=str(small_set), out=str(tmp_path),
+        asr="none", vad="energy", judge="none", n_boot=20,
+    )  # fmt: skip
+    before = scratch_wavs()
+    server.hostile = audio
+    if case == "endless body":  # a small cap stands in for the real one (256 MiB)
+        monkeypatch.setattr("stylebench.model_wrappers.api.openai_audio.MAX_REPLY_BYTES", 4096)
+    bad = run(cfg, progress=False)
+    monkeypatch.undo()
+    recs = list(bad.store.iter_raw("respond"))
+    assert bad.counts["respond"]["error"] == 6 and len(server.requests) == 2, case
+    assert all(says in r["error"] for r in recs if r["turn"] == 1), (case, recs[0]["error"])
+    assert scratch_wavs() <= before, f"{case}: a refused reply left its scratch wav"
+    assert not list(bad.store.root.glob("audio/*.wav")), case
+    server.hostile = None  # the same folder against a good server: every turn is asked again
+    good = run(cfg, progress=False)
+    assert good.counts["respond"]["ok"] == 6 and good.counts["features"]["error"] == 0, good.counts
+    assert all(c["n_ok"] == c["n"] and c["vsp"] is not None for c in good.report["cells"]), case

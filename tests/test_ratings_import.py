@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import re
 from pathlib import Path
@@ -189,3 +190,29 @@ def test_markdown_section_escapes_rater_ids(run, tmp_path):
     assert "## Human ratings" in md and "\\<b>x\\|y" in md and "&lt;" not in md
     assert re.search(r"(?<!\\)<b>", md) is None
     assert "| forced choice | – (nominal) | – |" in md  # one rater: agreement undefined
+
+
+def test_rater_ids_not_in_the_key_are_refused(run, tmp_path):
+    key_path = run / "ratings" / "keys" / f"{TEST}.json"
+    key = json.loads(key_path.read_text())
+    key_path.write_text(json.dumps({**key, "raters": ["A", "B"]}))
+    ok = [("A", "c1", "2", "2", "", "", ""), ("B", "s1", "2", "3", "", "", "")]
+    import_ratings(run, [write_csv(tmp_path / "ok.csv", ok)], n_boot=20)
+    for stranger in ("r99", "=cmd|' /C calc'!A0"):
+        rows = [*ok, (stranger, "s1", "2", "3", "", "", "")]
+        with pytest.raises(ValueError, match=r"rater ids \[.*\] are not raters of test Tabc \(its raters: A, B\)"):  # fmt: skip
+            import_ratings(run, [write_csv(tmp_path / "x.csv", rows)], n_boot=20)
+
+
+def test_unreadable_csvs_and_a_missing_run_name_the_file(run, tmp_path):
+    ok = write_csv(tmp_path / "ok.csv", [("A", "s1", "1", "", "", "", "")])
+    latin = tmp_path / "latin1.csv"
+    latin.write_bytes(ok.read_bytes().replace(b"A,s1", "Å,s1".encode("latin-1")))
+    with pytest.raises(ValueError, match=r"latin1.csv: not UTF-8 text"):
+        import_ratings(run, [latin])
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(gzip.compress(ok.read_bytes()))  # a sheet still zipped
+    with pytest.raises(ValueError, match=r"binary.csv: not UTF-8 text"):
+        import_ratings(run, [binary])
+    with pytest.raises(FileNotFoundError, match=r"nowhere is not a stylebench run folder"):
+        import_ratings(tmp_path / "nowhere", [ok])

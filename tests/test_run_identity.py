@@ -144,7 +144,54 @@ def test_hostile_replies_become_error_records_that_say_why(small_set, tmp_path):
     assert "reply text must be a string" in number.records[(samples[0].id, 1)].error
     nan = respond(RunStore(tmp_path / "c"), samples, Recorder(raw={"logprob": float("nan")}), small_set)  # fmt: skip
     assert all(r.status == "ok" and r.raw == {"logprob": "nan"} for r in nan.records.values())
+    arrays = respond(RunStore(tmp_path / "e"), samples, Recorder(raw={"f0": np.array([1.5, np.nan]), "n": np.int64(2)}), small_set)  # fmt: skip
+    assert all(r.raw == {"f0": [1.5, "nan"], "n": 2} for r in arrays.records.values())
     from stylebench.pipeline.respond import ReplyLimits
 
     long = respond(RunStore(tmp_path / "d"), samples, Recorder(seconds=2.0), small_set, limits=ReplyLimits(max_seconds=1.0))  # fmt: skip
     assert "lasts 2 s, over the limit of 1 s" in long.records[(samples[0].id, 1)].error
+
+
+class Leaver(Recorder):
+    """Remembers the wav files it handed back, to see whether a refused reply's file is removed."""
+
+    def __init__(self, cut: str = "", **kw) -> None:
+        super().__init__(**kw)
+        self.files: list[Path] = []
+        self.cut = cut
+
+    def respond(self, history, user_turn, decode):
+        turn = super().respond(history, user_turn, decode)
+        path = Path(turn.audio)
+        if self.cut == "flac":
+            wave, sr = sf.read(str(path))
+            path.unlink()
+            path = path.with_suffix(".flac")
+            sf.write(str(path), wave, sr, format="FLAC")
+        self.files.append(path)
+        if self.cut:  # a file cut off mid-write: its header still declares all of its data
+            data = path.read_bytes()
+            path.write_bytes(data[: len(data) // 2])
+        return Turn(turn.role, turn.text, str(path), turn.sr, turn.raw)
+
+
+def test_refused_replies_leave_no_scratch_file_and_truncated_wavs_are_refused(small_set, tmp_path):
+    samples = samples_of(small_set, 1)
+    huge = Leaver(text=lambda n: "x" * 30_000)
+    respond(RunStore(tmp_path / "a"), samples, huge, small_set)
+    assert huge.files and not any(f.exists() for f in huge.files)
+    for fmt, says in (("wav", "reply audio is a truncated wav (header declares"), ("flac", "reply audio does not decode")):  # fmt: skip
+        cut = Leaver(cut=fmt)
+        res = respond(RunStore(tmp_path / fmt), samples, cut, small_set)
+        assert says in res.records[(samples[0].id, 1)].error, res.records[(samples[0].id, 1)].error
+        assert res.counts["error"] == 3 and not any(f.exists() for f in cut.files)
+
+
+def test_the_reply_length_bound_is_the_configs_and_holds_at_its_default(small_set, tmp_path):
+    from stylebench.config import RunConfig
+    from stylebench.pipeline.respond import ReplyLimits
+
+    assert ReplyLimits().max_seconds == RunConfig().max_reply_s <= 120.0
+    samples = samples_of(small_set, 1)
+    res = respond(RunStore(tmp_path), samples, Recorder(seconds=RunConfig().max_reply_s + 1), small_set)  # fmt: skip
+    assert "over the limit of 120 s (--max-reply-s)" in res.records[(samples[0].id, 1)].error

@@ -116,7 +116,8 @@ def test_missing_package_in_worker_is_one_line(tmp_path, helper_path):
     assert "\n" not in msg
     assert msg.startswith("sbtest_absent_pkg is not installed: see docs/models.md#kimi-audio")
     with pytest.raises(
-        ValueError, match="could not load sbtest_models:EchoModel: .*unexpected keyword"
+        ValueError,
+        match="could not load sbtest_models:EchoModel: .*takes no argument .bogus.; it accepts: no arguments",
     ):
         WorkerModel(
             "sbtest_models:EchoModel",
@@ -140,3 +141,45 @@ def test_worker_env_without_stylebench(tmp_path, monkeypatch):
         worker_statuses(python)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         WorkerModel("kimi-audio", python=str(tmp_path / "nope" / "python"))
+
+
+def test_a_malformed_line_is_answered_and_the_worker_stays_up(monkeypatch, tmp_path):
+    import io
+    import json
+
+    from stylebench.model_wrappers.worker.main import serve
+
+    monkeypatch.syspath_prepend(str(HELPERS))
+    wav = tmp_path / "u.wav"
+    import numpy as np
+    import soundfile as sf
+
+    sf.write(str(wav), np.zeros(1600, dtype=np.float32), 16000)
+    good = wp.encode(wp.Respond((), Turn("user", "hi", str(wav), 16000), DecodeConfig()))
+    lines = [
+        wp.encode(wp.Init("sbtest_models:EchoModel")),
+        b"library chatter\n",
+        b'{"kind": "respond", "history": [], "decode": {}}\n',  # no user_turn
+        b'{"kind": "respond", "history": 5, "user_turn": {}, "decode": []}\n',
+        good,
+        wp.encode(wp.Shutdown()),
+    ]
+    out = io.BytesIO()
+    assert serve(io.BytesIO(b"".join(lines)), out) == 0
+    answers = [wp.decode(line) for line in out.getvalue().splitlines()]
+    assert isinstance(answers[0], wp.Ready) and isinstance(answers[-1], wp.Reply)
+    errors = answers[1:-1]
+    assert [type(e) for e in errors] == [wp.Error] * 3, errors
+    assert "not a JSON line" in errors[0].message and "bad Respond" in errors[1].message
+    assert all(e.type == "ProtocolError" for e in errors)
+    bad_init = io.BytesIO()
+    assert serve(io.BytesIO(b"{not json\n"), bad_init) == 2
+    assert json.loads(bad_init.getvalue())["type"] == "ProtocolError"
+
+
+def test_arrays_in_raw_travel_as_values_not_their_repr():
+    import numpy as np
+
+    raw = {"f0": np.array([1.5, 2.0]), "n": np.int64(3), "p": np.float32(0.5)}
+    got = wp.decode(wp.encode(wp.Reply(Turn("assistant", "x", "/r.wav", 1, raw)))).turn.raw
+    assert got == {"f0": [1.5, 2.0], "n": 3, "p": 0.5}

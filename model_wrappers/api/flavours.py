@@ -23,6 +23,7 @@ change what the model hears or how long it may speak (evidence in docs/models.md
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,19 +135,47 @@ def reply_parts(data: Any) -> tuple[str, dict[str, Any] | None]:
     """``(text, audio object)`` from a reply, whether one choice holds both or each has one.
 
     The text is the first non-empty ``message.content`` or ``audio.transcript``; the audio is
-    the first ``message.audio`` carrying ``data``. A malformed body gives ``("", None)``.
+    the first ``message.audio`` carrying ``data``. A reply without choices gives ``("", None)``.
+
+    Raises:
+        ValueError: a field of the reply has the wrong type (a numeric transcript, a string
+            ``expires_at``, NaN), naming the field and its value.
     """
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list):
         return "", None
     text, audio = "", None
-    for choice in choices:
+    for i, choice in enumerate(choices):
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             continue
-        part = message.get("audio") if isinstance(message.get("audio"), dict) else {}
+        where = f"choices[{i}].message"
+        _check(message, "content", "string or list of parts", where)
+        _check(message, "audio", "object", where)
+        part = message.get("audio") or {}
+        for name in ("data", "transcript", "id"):
+            _check(part, name, "string", f"{where}.audio")
+        _check(part, "expires_at", "finite number", f"{where}.audio")
         if audio is None and part.get("data"):
             audio = part
         content = message.get("content")
-        text = text or (content if isinstance(content, str) else "") or part.get("transcript", "")
+        text = text or (content if isinstance(content, str) else "") or part.get("transcript") or ""
     return text.strip(), audio
+
+
+def _check(obj: dict[str, Any], name: str, kind: str, where: str) -> None:
+    """``obj[name]`` is absent, null or of the JSON ``kind`` (a number: finite, not a bool)."""
+    value = obj.get(name)
+    if value is None or _KINDS[kind](value):
+        return
+    raise ValueError(f"{where}.{name} must be a {kind}, got {value!r}"[:300])
+
+
+_KINDS = {
+    "string": lambda v: isinstance(v, str),
+    "string or list of parts": lambda v: isinstance(v, (str, list)),
+    "object": lambda v: isinstance(v, dict),
+    "finite number": lambda v: (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    ),
+}

@@ -20,6 +20,7 @@ other 4xx fail at once with the server's own message. Only the standard library 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import http.client
 import json
@@ -48,6 +49,9 @@ from stylebench.records import DecodeConfig, Turn
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 60.0
+#: the most one reply body may hold (base64 wav + JSON): 120 s of 48 kHz stereo 16-bit audio
+#: is about 31 MiB in base64, so this only stops a server that streams without end
+MAX_REPLY_BYTES = 256 * 2**20
 ID_MARGIN_S = 60  # treat an audio id as expired this long before the server says it is
 
 
@@ -183,7 +187,10 @@ class OpenAIAudioModel(SpeechModel):
         body = request_body(self.flavour, self.model, self.voice, msgs, decode)
         with self._slots:
             data = self._post(body)
-        text, audio = reply_parts(data)
+        try:
+            text, audio = reply_parts(data)
+        except ValueError as exc:
+            raise EndpointError(f"{self.url}: malformed reply: {exc}") from None
         if not isinstance(data, dict) or not data.get("choices"):
             raise EndpointError(f"{self.url}: no choices[].message in {str(data)[:300]}")
         if audio is None:
@@ -191,10 +198,17 @@ class OpenAIAudioModel(SpeechModel):
                 f"{self.url}: the reply has no audio (does {self.model!r} support audio output?); "
                 f"text was {text[:200]!r}"
             )
-        wav = base64.b64decode(audio["data"])
+        try:
+            wav = base64.b64decode(audio["data"], validate=True)
+        except binascii.Error as exc:
+            raise EndpointError(f"{self.url}: malformed reply: audio.data is not base64 ({exc})") from None  # fmt: skip
         path = scratch_wav(self.name)
-        path.write_bytes(wav)
-        sr = _wav_rate(path)
+        try:
+            path.write_bytes(wav)
+            sr = _wav_rate(path)
+        except BaseException:  # a refused reply leaves no scratch file behind
+            path.unlink(missing_ok=True)
+            raise
         if audio.get("id"):
             with self._ids_lock:
                 self._ids[hashlib.sha256(wav).hexdigest()] = (audio["id"], audio.get("expires_at"))
@@ -221,7 +235,7 @@ class OpenAIAudioModel(SpeechModel):
             req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                    text = resp.read().decode("utf-8")
+                    body = resp.read(MAX_REPLY_BYTES + 1)
             except urllib.error.HTTPError as exc:
                 detail = _server_message(exc)
                 if exc.code == 429 or exc.code >= 500:
@@ -235,10 +249,14 @@ class OpenAIAudioModel(SpeechModel):
                 last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
                 log.info("openai-audio: %s (attempt %d), retrying", last, attempt + 1)
                 continue
+            if len(body) > MAX_REPLY_BYTES:
+                raise EndpointError(f"{self.url}: the reply is over {MAX_REPLY_BYTES:,} bytes; refused")  # fmt: skip
             try:
-                return json.loads(text)
+                return json.loads(body.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise EndpointError(f"{self.url}: reply is not UTF-8 JSON ({exc.reason} at byte {exc.start})") from None  # fmt: skip
             except json.JSONDecodeError:
-                raise EndpointError(f"{self.url}: reply is not JSON: {text[:200]!r}") from None
+                raise EndpointError(f"{self.url}: reply is not JSON: {body[:200]!r}") from None
         raise EndpointError(f"{self.url}: gave up after {self.retries + 1} attempts; last: {last}")
 
 

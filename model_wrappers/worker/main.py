@@ -78,7 +78,11 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> int:
     first = proto_in.readline()
     if not first:
         return 0
-    init = wp.decode(first)
+    try:
+        init = wp.decode(first)
+    except ValueError as exc:
+        send(wp.Error("ProtocolError", str(exc)))
+        return 2
     if not isinstance(init, wp.Init):
         send(wp.Error("ProtocolError", f"expected init, got {type(init).__name__}"))
         return 2
@@ -92,7 +96,9 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> int:
         )
         return 2
     try:
-        model = load_model_class(init.model)(**init.model_args)
+        from stylebench.model_wrappers.common import build_model
+
+        model = build_model(load_model_class(init.model), dict(init.model_args), init.model)
         describe = model.describe()
     except Exception as exc:
         send(_error(exc))
@@ -100,7 +106,11 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> int:
     send(wp.Ready(describe, os.getpid(), sys.executable, platform.python_version(), __version__))
     print(f"[worker] ready: {init.model} pid={os.getpid()}", file=sys.stderr, flush=True)
     for line in iter(proto_in.readline, b""):
-        msg = wp.decode(line)
+        try:
+            msg = wp.decode(line)
+        except ValueError as exc:  # answered, not fatal: the runner sees why and the model stays
+            send(wp.Error("ProtocolError", str(exc)))
+            continue
         if isinstance(msg, wp.Shutdown):
             break
         if isinstance(msg, wp.Settings):
@@ -117,7 +127,10 @@ def serve(proto_in: IO[bytes], proto_out: IO[bytes]) -> int:
         except Exception as exc:  # the model failed on this turn; the worker stays up
             send(_error(exc))
             continue
-        send(wp.Reply(turn))
+        try:
+            send(wp.Reply(turn))
+        except (TypeError, ValueError) as exc:  # a reply the protocol cannot carry
+            send(_error(exc))
     return 0
 
 

@@ -123,10 +123,21 @@ def _turn(d: dict[str, Any]) -> Turn:
 def encode(msg: Message) -> bytes:
     """One line of UTF-8 JSON (newline included) for ``msg``.
 
-    Values that JSON cannot hold (a model's ``raw`` extras) are written as their ``repr``.
+    Arrays and numpy numbers in a model's ``raw`` extras travel as their values (lists,
+    numbers); other values JSON cannot hold are written as their ``repr``.
     """
     body = {"kind": _KIND_OF[type(msg)], **dataclasses.asdict(msg)}
-    return (json.dumps(body, ensure_ascii=False, default=repr) + "\n").encode("utf-8")
+    return (json.dumps(body, ensure_ascii=False, default=_plain) + "\n").encode("utf-8")
+
+
+def _plain(value: Any) -> Any:
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars, torch tensors
+    if callable(tolist):
+        try:
+            return tolist()
+        except Exception:  # noqa: BLE001 - a tolist that fails: fall back to the text
+            pass
+    return repr(value)
 
 
 def decode(line: bytes | str) -> Message:
@@ -143,15 +154,17 @@ def decode(line: bytes | str) -> Message:
     unknown = sorted(set(body) - names)
     if unknown:
         raise ValueError(f"worker protocol: {cls.__name__} has no fields {unknown}")
-    if cls is Respond:
-        body["history"] = tuple(_turn(t) for t in body["history"])
-        body["user_turn"] = _turn(body["user_turn"])
-        body["decode"] = DecodeConfig(**body["decode"])
-    elif cls is Settings:
-        body["decode"] = DecodeConfig(**body["decode"])
-    elif cls is Reply:
-        body["turn"] = _turn(body["turn"])
     try:
+        if cls is Respond:
+            body["history"] = tuple(_turn(t) for t in body["history"])
+            body["user_turn"] = _turn(body["user_turn"])
+            body["decode"] = DecodeConfig(**body["decode"])
+        elif cls is Settings:
+            body["decode"] = DecodeConfig(**body["decode"])
+        elif cls is Reply:
+            body["turn"] = _turn(body["turn"])
         return cls(**body)
-    except TypeError as exc:
-        raise ValueError(f"worker protocol: bad {cls.__name__}: {exc}") from exc
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise ValueError(
+            f"worker protocol: bad {cls.__name__}: {type(exc).__name__}: {exc}"
+        ) from exc

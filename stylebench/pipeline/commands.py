@@ -23,6 +23,7 @@ from stylebench.pipeline.manifest import (
     Identity,
     check_identity,
     dialogues_entry,
+    read_run_manifest,
     stored_identity,
     write_manifest,
 )
@@ -97,11 +98,13 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     samples_all, set_root, checksum = load_dialogues(cfg)
     samples = select_samples(samples_all, cfg)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
-    if store.exists() and store.read_manifest().get("dialogues", {}).get("checksum") != checksum:
+    if store.exists() and read_run_manifest(store)["dialogues"]["checksum"] != checksum:
         raise ValueError(f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out")  # fmt: skip
     with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
         # a remote worker cannot write into this folder: its worker adapter logs to its own disk
-        spec = model_spec(cfg, None if cfg.executor.executor == "ray" else store.root / "worker.log")
+        spec = model_spec(
+            cfg, None if cfg.executor.executor == "ray" else store.root / "worker.log"
+        )
         model = executor.build(spec)
         try:
             desc = model.describe()
@@ -139,8 +142,20 @@ class StoredRun:
 
     def replies(self) -> dict:
         """The current replies (this run's identity only); the model is not called."""
-        stage = RespondStage(self.store, self.samples, self.set_root, stored_identity(self.manifest))
-        return run_stage(self.store, stage, compute=False).records
+        stage = RespondStage(
+            self.store, self.samples, self.set_root, stored_identity(self.manifest)
+        )
+        records = run_stage(self.store, stage, compute=False).records
+        if not records and next(self.store.iter_raw("respond"), None) is not None:
+            # records, but none of the identity the manifest names: reporting would call every
+            # cell unfinished when the manifest is what is wrong
+            raise ValueError(
+                f"{self.store.manifest_path}: no reply in respond.jsonl is of the model "
+                "configuration this manifest names"
+                + ("" if "identity" in self.manifest else " (it has no identity: written by an older stylebench or edited)")
+                + "; re-run the folder with the stylebench that made it, or run it again"
+            )  # fmt: skip
+        return records
 
 
 def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) -> StoredRun:
@@ -151,7 +166,7 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     """
     overrides = overrides or {}
     store = RunStore(run_dir)
-    manifest = store.read_manifest()
+    manifest = read_run_manifest(store)
     base = flatten(manifest["config"])
     if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
         for key in ("judge_model", "judge_url", "judge_args", "judge_prompt", "judge_prompt_srd", "judge_prompt_mrd"):  # fmt: skip

@@ -35,8 +35,40 @@ def stored_identity(manifest: dict[str, Any]) -> Identity:
         return Identity(ident["model"], DecodeConfig(**ident["decode"]))
     config = manifest.get("config", {})
     names = DecodeConfig.__dataclass_fields__
-    decode = config.get("decode") or {k: v for k, v in config.items() if k in names}
-    return Identity.of(manifest.get("model") or {}, DecodeConfig(**decode))
+    decode = config.get("decode") if isinstance(config.get("decode"), dict) else config
+    decode = {k: v for k, v in decode.items() if k in names}
+    described = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
+    model = {k: v for k, v in described.items() if k != "decode_effective"}
+    return Identity.of(model, DecodeConfig(**decode))
+
+
+def read_run_manifest(store: RunStore) -> dict[str, Any]:
+    """A run folder's manifest, checked for the sections every command relies on.
+
+    Raises:
+        FileNotFoundError: not a run folder. ValueError: a section missing or of the wrong
+            shape, naming the file and the section.
+    """
+    manifest = store.read_manifest()
+    path = store.manifest_path
+
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{path}: {what}; it was not written by `stylebench run` or was edited (pass another --run-id or --out)")  # fmt: skip
+
+    for section in ("config", "dialogues"):
+        if not isinstance(manifest.get(section), dict):
+            got = "missing" if section not in manifest else f"a {type(manifest[section]).__name__}, not an object"  # fmt: skip
+            raise bad(f"its {section!r} section is {got}")
+    if not isinstance(manifest["dialogues"].get("checksum"), str):
+        raise bad("its dialogues section has no checksum")
+    ident = manifest.get("identity")
+    if ident is not None:
+        if not (isinstance(ident, dict) and isinstance(ident.get("model"), dict) and isinstance(ident.get("decode"), dict)):  # fmt: skip
+            raise bad("its identity is not {model: {...}, decode: {...}}")
+        unknown = sorted(set(ident["decode"]) - set(DecodeConfig.__dataclass_fields__))
+        if unknown:
+            raise bad(f"its identity's decode settings {unknown} are unknown to this version")
+    return manifest
 
 
 def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -52,7 +84,7 @@ def check_identity(store: RunStore, want: Identity) -> None:
     """Refuse a folder that holds another configuration, saying which fields differ."""
     if not store.exists():
         return
-    have = stored_identity(store.read_manifest())
+    have = stored_identity(read_run_manifest(store))
     if have.fp == want.fp:
         return
     a, b = _flat({"model": have.model, "decode": asdict(have.decode)}), _flat({"model": want.model, "decode": asdict(want.decode)})  # fmt: skip

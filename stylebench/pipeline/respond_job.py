@@ -22,20 +22,22 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from stylebench.config import RunConfig
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
 from stylebench.pipeline.stage import PROVENANCE
 from stylebench.records import TURNS, RespondRecord, Sample, Turn, validate_record
 
 log = logging.getLogger(__name__)
+_RUN_FIELDS = RunConfig.__dataclass_fields__  # the limits' defaults are the config's
 
 
 @dataclass(frozen=True)
 class ReplyLimits:
     """What one reply may carry; beyond it the reply is an error record that says so."""
 
-    max_chars: int = 20000
-    max_seconds: float = 600.0
+    max_chars: int = _RUN_FIELDS["max_reply_chars"].default
+    max_seconds: float = _RUN_FIELDS["max_reply_s"].default
 
 
 @dataclass(frozen=True)
@@ -63,9 +65,10 @@ class ModelSpec:
 
             return WorkerModel(self.model, dict(self.model_args), python=self.worker_python,
                                turn_timeout_s=self.turn_timeout_s, log_path=self.log_path)  # fmt: skip
+        from stylebench.model_wrappers.common import build_model
         from stylebench.model_wrappers.registry import MODELS
 
-        return MODELS.load(self.model)(**self.model_args)
+        return build_model(MODELS.load(self.model), dict(self.model_args), self.model)
 
 
 def script_of(sample: Sample, k: int) -> Any:
@@ -76,7 +79,13 @@ def script_of(sample: Sample, k: int) -> Any:
 
 
 def plain_json(value: Any) -> Any:
-    """Model extras made storable: non-finite numbers and objects become their text."""
+    """Model extras made storable: arrays and numpy numbers become their values, non-finite
+    numbers and other objects their text."""
+    if callable(getattr(value, "tolist", None)) and not isinstance(value, (str, bytes)):
+        try:
+            return plain_json(value.tolist())
+        except Exception:  # noqa: BLE001 - a tolist that fails: the text below
+            pass
     if isinstance(value, dict):
         return {str(k): plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -187,21 +196,39 @@ class RespondJob:
             return ReplyOut(rec), None
 
     def _take_audio(self, reply: Turn) -> bytes:
-        """Check the reply against its limits and take its wav (the model's file is removed)."""
+        """Check the reply against its limits and take its wav; the model's file is removed
+        whether the reply is taken or refused (a refused reply leaves no scratch file)."""
+        audio = reply.audio if isinstance(reply.audio, str) and reply.audio else None
+        try:
+            return self._checked_audio(reply, audio)
+        finally:
+            if audio is not None:
+                Path(audio).unlink(missing_ok=True)
+
+    def _checked_audio(self, reply: Turn, audio: str | None) -> bytes:
         import soundfile as sf
+
+        from stylebench.audio import wav_truncation
 
         if not isinstance(reply.text, str):
             raise TypeError(f"reply text must be a string, got {type(reply.text).__name__}")
         if len(reply.text) > self.limits.max_chars:
             raise ValueError(f"reply text has {len(reply.text)} characters, over the limit of {self.limits.max_chars} (--max-reply-chars)")  # fmt: skip
-        if reply.audio is None or not Path(reply.audio).is_file():
+        if audio is None or not Path(audio).is_file():
             raise RuntimeError(f"model returned no audio file (audio={reply.audio!r})")
         try:
-            seconds = sf.info(str(reply.audio)).duration
+            info = sf.info(audio)
         except (RuntimeError, sf.LibsndfileError) as exc:
             raise ValueError(f"reply audio is not a readable sound file: {exc}") from None
-        if seconds > self.limits.max_seconds:
-            raise ValueError(f"reply audio lasts {seconds:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)")  # fmt: skip
-        data = Path(reply.audio).read_bytes()
-        Path(reply.audio).unlink(missing_ok=True)
-        return data
+        # the features stage decodes and measures the whole reply: its length bounds that cost
+        if info.duration > self.limits.max_seconds:
+            raise ValueError(f"reply audio lasts {info.duration:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)")  # fmt: skip
+        if why := wav_truncation(audio):
+            raise ValueError(f"reply audio is a truncated wav ({why}); the model's file is incomplete")  # fmt: skip
+        try:  # what the header promises must decode, or every later stage stumbles on it
+            frames = len(sf.read(audio, dtype="float32", always_2d=True)[0])
+        except (RuntimeError, sf.LibsndfileError) as exc:
+            raise ValueError(f"reply audio does not decode: {exc}") from None
+        if frames < info.frames:
+            raise ValueError(f"reply audio is truncated: its header declares {info.frames} frames, {frames} decode")  # fmt: skip
+        return Path(audio).read_bytes()

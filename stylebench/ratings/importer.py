@@ -73,7 +73,12 @@ def read_ratings(paths: Sequence[Path | str]) -> tuple[str, Answers, list[dict[s
     files = []
     for path in map(Path, paths):
         raw = path.read_bytes()
-        rows = list(csv.DictReader(raw.decode("utf-8-sig").splitlines()))
+        try:
+            rows = list(csv.DictReader(raw.decode("utf-8-sig").splitlines()))
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the sheet as UTF-8 CSV") from None  # fmt: skip
+        except csv.Error as exc:
+            raise ValueError(f"{path}: not a CSV file ({exc})") from None
         missing = [c for c in _REQUIRED if rows and c not in rows[0]] or (
             [] if rows else ["(no rows)"]
         )
@@ -240,11 +245,17 @@ def import_ratings(
     if not 0.0 <= min_attention <= 1.0:
         raise ValueError(f"--min-attention is a share in [0, 1], e.g. 0.75; got {min_attention}")
     store = RunStore(run_dir)
+    store.read_manifest()  # not a run folder: say so before reading the CSVs
     test_id, answers, files = read_ratings(csvs)
     key = load_key(store, test_id, key_path)
     unknown = sorted({i for _, i in answers} - set(key["items"]))
     if unknown:
         raise ValueError(f"items {unknown[:5]} are not in test {test_id}; wrong CSV or key?")
+    # only the pages the test exported may rate: a typo or a forged row is not a new rater
+    # (keys written by hand may leave the list out)
+    strangers = sorted({r for r, _ in answers} - set(key.get("raters") or ())) if "raters" in key else []  # fmt: skip
+    if strangers:
+        raise ValueError(f"rater ids {strangers[:5]} are not raters of test {test_id} (its raters: {', '.join(map(str, key['raters']))}); wrong CSV or key?")  # fmt: skip
     raters = rater_qc(key, answers, min_attention)
     kept = [r["rater_id"] for r in raters if r["kept"]]
     summary = {
