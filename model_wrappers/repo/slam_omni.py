@@ -57,6 +57,7 @@ SUBDIRS = ("examples/s2s", "src")  # where the s2s example and slam_llm live in 
 PROMPT_YAML = "examples/s2s/conf/prompt.yaml"
 RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
 log = logging.getLogger(__name__)
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 
 
 class SlamOmniModel(SpeechModel):
@@ -211,6 +212,11 @@ _SECTIONS = (
 )
 
 
+def is_hub_id(value: str) -> bool:
+    """Whether ``value`` has the form of a hub repository id (``owner/name``), not a path."""
+    return HUB_ID.fullmatch(value) is not None and ".." not in value
+
+
 def resolve_paths(cfg: Any, root: Path | None) -> None:
     """Make the config's file paths absolute against the checkout, as the official script runs
     from the repository root (``./examples/s2s/audio_prompt/...``), and check they exist.
@@ -218,6 +224,13 @@ def resolve_paths(cfg: Any, root: Path | None) -> None:
     A missing or unresolvable ``audio_prompt_path`` would silently switch the official code to
     its default voice (``generate_s2s_online_multi_round.py``: ``os.path.exists`` else
     ``default_tone``), so it stops the run instead; no prompt at all is the default voice.
+
+    ``codec_decoder_path`` may also be a hub id: SLAM-LLM's SNAC scripts pass
+    ``hubertsiuzdak/snac_24khz`` (``examples/s2s/scripts/inference/mini-omni/
+    inference_s2s_online.sh:14``) and ``setup_codec`` hands it to ``SNAC.from_pretrained``
+    (``examples/s2s/utils/codec_utils.py:11``; its CosyVoice class downloads a missing folder
+    too, ``utils/cosyvoice/cli/cosyvoice.py:29-30``). A relative ``owner/name`` value that is
+    not a folder of the checkout is therefore kept as it is.
     """
     for section, key in ((None, "audio_prompt_path"), ("model_config", "codec_decoder_path")):
         node = cfg if section is None else cfg[section]
@@ -225,6 +238,10 @@ def resolve_paths(cfg: Any, root: Path | None) -> None:
         if not value:
             continue
         p = Path(str(value)).expanduser()
+        hub = key == "codec_decoder_path" and is_hub_id(str(value))
+        if hub and (root is None or not (root / p).exists()):
+            log.info("slam-omni: codec_decoder_path=%s is taken as a hub id", value)
+            continue
         if not p.is_absolute():
             if root is None:
                 raise MissingExtraError(
