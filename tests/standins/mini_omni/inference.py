@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from litgpt.generate.base import next_token_batch
 from standins import tone
 
 CALLS: list[tuple] = []
@@ -47,6 +48,19 @@ class OmniInference:
     ):
         assert Path(audio_path).exists(), f"audio file {audio_path} not found"
         CALLS.append(("run", audio_path, max_returned_tokens, temperature, top_k, top_p))
+        # inference.py run_AT_batch_stream: one step of the official sampler, the same settings
+        # for the audio and the text layers (inference.py:425-427 / 458-460)
+        next_token_batch(
+            None,
+            None,
+            [],
+            None,
+            None,
+            input_pos=None,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+        )
         yield b"\x00\x00" * 10
         streams = [[100 + i] * 20 for i in range(7)] + [[1, 2, 3, 4, 5, _eot, _eot + 1]]
         return streams
