@@ -61,8 +61,8 @@ def test_mini_omni_run_sampling_reaches_the_text_layer_only(folder, wavs, tmp_pa
     and the text layers (inference.py:425-427, 458-460); upstream's audio is always top_k=1
     (inference.py:391-392). With sampling=run above temperature 0 only the text layer (logits
     152000 wide) gets the run's settings; the seven SNAC layers (4160 wide) keep top_k=1."""
-    from stylebench.model_wrappers.repo.gpt_omni import AUDIO_SAMPLING, GptOmniModel
     from stylebench.model_wrappers.registry import MODELS
+    from stylebench.model_wrappers.repo.gpt_omni import AUDIO_SAMPLING, GptOmniModel
 
     name = folder.replace("_", "-")
     model = MODELS.load(name)(path=str(tmp_path), repo=str(STANDINS / folder), device="cpu",
