@@ -23,6 +23,11 @@ HISTORY_TEXT = "text only"  # its replies as text; user turns still heard as aud
 HISTORY_NONE = "none (single-turn)"  # each turn answered from its own audio alone
 HISTORY_KINDS = (HISTORY_OWN_AUDIO, HISTORY_TEXT, HISTORY_NONE)
 
+#: ``Turn.raw`` key, True when the model's generation stopped at its token budget before it
+#: ended the reply (the reply is cut off); False when it ended on its own; None when the
+#: wrapper could not tell. One name for every wrapper that can tell, so a report can count it.
+RAW_TRUNCATED = "truncated_at_token_budget"
+
 
 def scratch_wav(prefix: str = "reply") -> Path:
     """A fresh wav path in the scratch folder (``STYLEBENCH_SCRATCH`` or the system temp dir)."""
