@@ -169,6 +169,16 @@ def test_glm4_voice_contract_with_standin(glm, wavs):
     assert sf.info(replies[0].audio).frames == 80 * 512
 
 
+def test_glm4_voice_says_temperature_0_decodes_its_audio_tokens_greedily(glm, wavs):
+    """One generate call samples the interleaved text and audio tokens (model_server.py:95-103;
+    web_demo.py:162 splits them by id): sampling=run at temperature 0 (do_sample=False) is
+    greedy for the audio tokens too, and the manifest says so."""
+    assert "text and audio tokens alike" in glm.describe()["audio_sampling"]
+    glm.code.sampling_mode = "run"
+    assert glm.decode_settings(DECODE)["do_sample"] is False
+    assert "decodes the audio tokens greedily too" in glm.describe()["audio_sampling"]
+
+
 def test_glm4_voice_rebuilds_a_missing_completion(glm, wavs):
     first = glm.respond((), user(wavs[0], 1), DECODE)
     bare = Turn("assistant", first.text, first.audio, first.sr)  # no raw: record from elsewhere
