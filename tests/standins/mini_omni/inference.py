@@ -3,6 +3,8 @@
 ``run_AT_batch_stream`` has the official signature, yields int16 audio chunks as bytes while it
 "streams", and returns the eight token streams: seven SNAC layers of 20 codes, then the text
 layer (ids 1..5, the end-of-text id 151936, padding).
+One step goes through the stand-in ``litgpt.generate.base.next_token_batch``, with the one set of
+sampling settings for every layer, as the official loop passes them.
 """
 
 from __future__ import annotations
