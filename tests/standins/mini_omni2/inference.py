@@ -2,9 +2,9 @@
 
 ``run_AT_batch_stream`` has the official signature (with ``save_path``), yields
 ``(audio_bytes, text)`` pairs, writes the reply to ``save_path`` at 24 kHz and returns the eight
-token streams (text layer: ids 6..8, end-of-text 151936, padding).
-One step goes through the stand-in ``litgpt.generate.base.next_token_image_batch``, with the one set of
-sampling settings for every layer, as the official loop passes them.
+token streams (text layer: ids 6..8, end-of-text 151936, padding). One step goes through the
+stand-in ``litgpt.generate.base.next_token_image_batch``, with the one set of sampling settings
+for every layer, as the official loop passes them.
 """
 
 from __future__ import annotations
