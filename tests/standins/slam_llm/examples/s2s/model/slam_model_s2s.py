@@ -3,9 +3,10 @@
 The model carries ``codec_decoder`` as the official one does (``setup_codec``): for CosyVoice,
 SLAM-LLM's copy of the CosyVoice class, whose HiFT vocoder holds ``sampling_rate`` (22050).
 With ``model_config.codec_decoder_path`` set, the decoder names no rate itself (the wrapper then
-has to read the folder's ``cosyvoice.yaml``). With ``code_type`` and ``codec_decoder_type`` SNAC the decoder is a
-stand-in of ``SNAC.from_pretrained(codec_decoder_path)`` (examples/s2s/utils/codec_utils.py):
-it records the path or hub id it was given and holds ``sampling_rate`` 24000 as SNAC does.
+has to read the folder's ``cosyvoice.yaml``). With ``code_type`` and ``codec_decoder_type``
+SNAC the decoder is a stand-in of ``SNAC.from_pretrained(codec_decoder_path)``
+(examples/s2s/utils/codec_utils.py): it records the path or hub id it was given and holds
+``sampling_rate`` 24000 as SNAC does.
 
 ``generate(**decode_config)`` takes one step as the official one does: it calls
 ``self.sample_next_token`` with the same keyword arguments for the text logits (152000 wide) and
