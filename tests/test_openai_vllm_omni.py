@@ -3,6 +3,8 @@
 The stand-in answers as vLLM-Omni does (separate text and audio choices, ``max_tokens`` as the
 only length override, assistant messages heard through ``content`` only, the Kimi renderer's
 refusals); it records what its "model" heard, so each test checks what reaches the model.
+``HOSTILE_VLLM`` is the corpus of hostile vLLM-Omni servers (a reply without text, a speaker
+dropped or replaced, the opt-in audio history): a full run against each must complete.
 """
 
 from __future__ import annotations
