@@ -21,7 +21,14 @@ from stylebench.records import Turn
 HISTORY_OWN_AUDIO = "own audio + text"  # its reply audio (or audio tokens) and their text
 HISTORY_TEXT = "text only"  # its replies as text; user turns still heard as audio
 HISTORY_NONE = "none (single-turn)"  # each turn answered from its own audio alone
-HISTORY_KINDS = (HISTORY_OWN_AUDIO, HISTORY_TEXT, HISTORY_NONE)
+#: its reply audio and text, in a form the model was not trained on (an opt-in probe)
+HISTORY_OWN_AUDIO_UNTRAINED = "own audio + text (untrained form)"
+HISTORY_KINDS = (HISTORY_OWN_AUDIO, HISTORY_TEXT, HISTORY_NONE, HISTORY_OWN_AUDIO_UNTRAINED)
+
+#: ``Turn.raw`` key, True when the model's generation stopped at its token budget before it
+#: ended the reply (the reply is cut off); False when it ended on its own; None when the
+#: wrapper could not tell. One name for every wrapper that can tell, so a report can count it.
+RAW_TRUNCATED = "truncated_at_token_budget"
 
 
 def scratch_wav(prefix: str = "reply") -> Path:

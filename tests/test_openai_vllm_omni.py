@@ -3,6 +3,8 @@
 The stand-in answers as vLLM-Omni does (separate text and audio choices, ``max_tokens`` as the
 only length override, assistant messages heard through ``content`` only, the Kimi renderer's
 refusals); it records what its "model" heard, so each test checks what reaches the model.
+``HOSTILE_VLLM`` is the corpus of hostile vLLM-Omni servers (a reply without text, a speaker
+dropped or replaced, the opt-in audio history): a full run against each must complete.
 """
 
 from __future__ import annotations
@@ -174,3 +176,95 @@ def test_full_run_through_the_pipeline(small_set, tmp_path, flavour):
     }
     if flavour.endswith("kimi"):  # turn 3 heard both earlier replies as audio
         assert len([h for h in server.requests[2]["heard"] if h["audio"]]) == 5
+
+
+def test_kimi_reply_without_text_does_not_break_the_next_turn(tmp_path):
+    """The Kimi renderer refuses reply audio without its transcript (HTTP 400, "assistant audio
+    history requires its transcript"): a reply whose text came back empty is sent back as an
+    empty text turn, and turns 2 and 3 are answered."""
+    server = VllmOmniStandIn("kimi", empty_text_replies=(1,))
+    try:
+        m = OpenAIAudioModel(base_url=server.url, model="m", flavour="vllm-omni-kimi")
+        replies = three_turns(m, tmp_path)
+    finally:
+        server.close()
+    assert replies[0].text == "" and len(server.requests) == 3
+    assert replies[2].raw["history_forms"] == ["empty", "text+audio"]
+    msgs = server.requests[2]["body"]["messages"]
+    assert msgs[1] == {"role": "assistant", "content": ""}
+
+
+@pytest.mark.parametrize("mode", ["read", "ignored", "names-default"])
+def test_the_speaker_a_reply_names_is_checked(tmp_path, mode, caplog):
+    """vLLM-Omni reads ``speaker`` since PR #1963; older servers drop it silently (#1845). The
+    manifest says so; a reply that names another voice than the one asked for is flagged."""
+    server = VllmOmniStandIn("qwen", speaker=mode)
+    try:
+        m = OpenAIAudioModel(base_url=server.url, model="m", flavour="vllm-omni-qwen3",
+                             voice="Chelsie")  # fmt: skip
+        replies = three_turns(m, tmp_path)
+    finally:
+        server.close()
+    assert "PR #1963" in m.describe()["voice_note"]
+    raw = replies[0].raw
+    assert raw["voice_requested"] == "Chelsie"
+    if mode == "names-default":
+        assert raw["voice_served"] == "Ethan" and raw["voice_ignored"] is True
+        assert "ignored the voice field" in caplog.text
+    else:  # the reply does not say: unknown, not "honoured"
+        assert raw["voice_served"] is None and raw["voice_ignored"] is None
+    assert "voice_note" not in OpenAIAudioModel(base_url=server.url).describe()  # openai
+
+
+def test_qwen_audio_history_is_opt_in_and_its_own_kind(tmp_path, qwen):
+    """history=audio re-sends each reply's wav with its transcript as content parts of the
+    assistant message; Qwen was not trained on that, so it is its own history kind."""
+    m = OpenAIAudioModel(base_url=qwen.url, model="m", flavour="vllm-omni-qwen3", history="audio")
+    replies = three_turns(m, tmp_path)
+    assistants = [h for h in qwen.requests[2]["heard"] if h["role"] == "assistant"]
+    assert [a["audio"] for a in assistants] == [[sha(r.audio)] for r in replies[:2]]
+    assert [a["text"] for a in assistants] == [r.text for r in replies[:2]]
+    assert replies[2].raw["history_forms"] == ["text+audio"] * 2
+    d = m.describe()
+    assert d["history_kind"] == "own audio + text (untrained form)"
+    assert "not trained on" in d["history"]
+    default = OpenAIAudioModel(base_url=qwen.url, model="m", flavour="vllm-omni-qwen3")
+    assert default.describe()["history_kind"] == "text only"  # the identity differs
+    with pytest.raises(ValueError, match="history=audio is for the vllm-omni-qwen flavours"):
+        OpenAIAudioModel(base_url=qwen.url, flavour="vllm-omni-kimi", history="audio")
+
+
+#: the hostile vLLM-Omni corpus: (server kind, server options, model args, history kind)
+HOSTILE_VLLM = {
+    "kimi reply without text": ("kimi", {"empty_text_replies": (1, 4)},
+                                {"flavour": "vllm-omni-kimi"}, "own audio + text"),
+    "qwen speaker dropped silently": ("qwen", {"speaker": "ignored"},
+                                      {"flavour": "vllm-omni-qwen3", "voice": "Chelsie"},
+                                      "text only"),
+    "qwen reply names another voice": ("qwen", {"speaker": "names-default"},
+                                       {"flavour": "vllm-omni-qwen3", "voice": "Chelsie"},
+                                       "text only"),
+    "qwen audio history (opt-in)": ("qwen", {}, {"flavour": "vllm-omni-qwen3", "history": "audio"},
+                                    "own audio + text (untrained form)"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_VLLM))
+def test_a_run_against_each_hostile_vllm_omni_server_completes(case, small_set, tmp_path):
+    kind, options, args, history_kind = HOSTILE_VLLM[case]
+    server = VllmOmniStandIn(kind, **options)
+    try:
+        res = run_pipeline(small_set, tmp_path, server, **args)
+    finally:
+        server.close()
+    assert res.counts["respond"] == {**res.counts["respond"], "ok": 6, "error": 0}, case
+    assert len(server.requests) == 6, case
+    model = res.store.read_manifest()["model"]
+    assert model["history_kind"] == history_kind == res.report["history_kind"], case
+    recs = list(res.store.iter_raw("respond"))
+    if "voice" in args:
+        assert "PR #1963" in model["voice_note"]
+        ignored = {r["raw"].get("voice_ignored") for r in recs}
+        assert ignored == ({True} if options["speaker"] == "names-default" else {None}), case
+    if "empty_text_replies" in options:
+        assert sorted(r["text"] for r in recs).count("") == 2

@@ -76,6 +76,28 @@ def test_minicpm_o_contract_with_standin(minicpm_hf, wavs, tmp_path):
     assert model.describe()["mode"] == "audio_roleplay"
 
 
+def test_minicpm_o_on_cuda_n_makes_gpu_n_current_before_the_vocoder_is_built(
+    minicpm_hf, monkeypatch
+):
+    """The checkpoint's init_tts builds its vocoder with Vocos(...).to("cuda")
+    (modeling_minicpmo.py, initialize_vocos), i.e. on the current GPU: device=cuda:N makes GPU N
+    current before the model and its vocoder are built (torch.cuda.set_device is recorded,
+    no GPU needed)."""
+    import torch
+
+    from stylebench.model_wrappers.hf.minicpm_o import MiniCPMOModel
+
+    monkeypatch.setattr(torch.cuda, "set_device", lambda n: minicpm_hf.CALLS.append(("set", n)))
+    MiniCPMOModel(path=str(STANDINS), device="cuda:2")
+    kinds = [c[0] for c in minicpm_hf.CALLS]
+    assert ("set", 2) in minicpm_hf.CALLS
+    assert kinds.index("set") < kinds.index("AutoModel") < kinds.index("init_tts")
+    assert ("to", "cuda:2") in minicpm_hf.CALLS
+    minicpm_hf.CALLS.clear()
+    MiniCPMOModel(path=str(STANDINS), device="cpu")
+    assert "set" not in [c[0] for c in minicpm_hf.CALLS]
+
+
 def test_minicpm_o_rejects_an_unknown_mode(minicpm_hf):
     from stylebench.model_wrappers.hf.minicpm_o import MiniCPMOModel
 

@@ -96,6 +96,27 @@ def test_kimi_audio_run_sampling_maps_only_the_text_temperature(wavs):
     assert sampling == {**OFFICIAL_SAMPLING, "text_temperature": 0.7}
 
 
+def test_kimi_audio_flags_a_reply_cut_off_by_the_shrinking_budget(wavs, monkeypatch):
+    """kimia.py:239: with output_type="both" the reply may use int(12.5 * 120) - prompt_len
+    tokens; the prompt grows with every earlier turn (its reply audio included), so the same
+    reply length fits on turn 1 and is cut off later. Each reply says so."""
+    from stylebench.model_wrappers.common import RAW_TRUNCATED
+    from stylebench.model_wrappers.repo.kimi_audio import KimiAudioModel
+
+    model = KimiAudioModel(path=str(STANDINS), repo=str(STANDINS / "kimi_audio"))
+    kimia = sys.modules["kimia_infer.api.kimia"]
+    monkeypatch.setattr(kimia, "REPLY_STEPS", 1470)  # fits 1500 - a 17-token turn-1 prompt
+    replies = three_turns(model, wavs)
+    prompts = [r.raw["prompt_tokens"] for r in replies]
+    assert prompts[0] == 17 and prompts[0] < prompts[1] < prompts[2]  # stand-in lengths
+    assert [r.raw["token_budget"] for r in replies] == [1500 - n for n in prompts]
+    assert [r.raw[RAW_TRUNCATED] for r in replies] == [False, True, True]
+    assert "_generate_loop" not in vars(model.model)  # the official method again
+    monkeypatch.setattr(kimia, "REPLY_STEPS", 40)
+    short = model.respond((), user(wavs[0], 1), DECODE)
+    assert short.raw[RAW_TRUNCATED] is False and short.raw["token_window"] == 1500
+
+
 # ---------------------------------------------------------------- glm-4-voice -----------------
 @pytest.fixture
 def glm(monkeypatch, tmp_path):
@@ -146,6 +167,16 @@ def test_glm4_voice_contract_with_standin(glm, wavs):
     assert replies[0].text == " ".join(f"w{i}" for i in range(1, 21))
     assert replies[0].sr == 22050 and sf.info(replies[0].audio).samplerate == 22050
     assert sf.info(replies[0].audio).frames == 80 * 512
+
+
+def test_glm4_voice_says_temperature_0_decodes_its_audio_tokens_greedily(glm, wavs):
+    """One generate call samples the interleaved text and audio tokens (model_server.py:95-103;
+    web_demo.py:162 splits them by id): sampling=run at temperature 0 (do_sample=False) is
+    greedy for the audio tokens too, and the manifest says so."""
+    assert "text and audio tokens alike" in glm.describe()["audio_sampling"]
+    glm.code.sampling_mode = "run"
+    assert glm.decode_settings(DECODE)["do_sample"] is False
+    assert "decodes the audio tokens greedily too" in glm.describe()["audio_sampling"]
 
 
 def test_glm4_voice_rebuilds_a_missing_completion(glm, wavs):

@@ -55,6 +55,36 @@ def test_mini_omni_contract_with_standin(registry_name, folder, text, wavs, tmp_
     assert sr == replies[0].sr == 24000 and len(data) == 12000
 
 
+@pytest.mark.parametrize("folder", ["mini_omni", "mini_omni2"])
+def test_mini_omni_run_sampling_reaches_the_text_layer_only(folder, wavs, tmp_path):
+    """run_AT_batch_stream passes one temperature/top_k/top_p to litgpt's sample for the audio
+    and the text layers (inference.py:425-427, 458-460); upstream's audio is always top_k=1
+    (inference.py:391-392). With sampling=run above temperature 0 only the text layer (logits
+    152000 wide) gets the run's settings; the seven SNAC layers (4160 wide) keep top_k=1."""
+    from stylebench.model_wrappers.registry import MODELS
+    from stylebench.model_wrappers.repo.gpt_omni import AUDIO_SAMPLING, GptOmniModel
+
+    name = folder.replace("_", "-")
+    model = MODELS.load(name)(path=str(tmp_path), repo=str(STANDINS / folder), device="cpu",
+                              sampling="run")  # fmt: skip
+    assert isinstance(model, GptOmniModel)
+    base = sys.modules["litgpt.generate.base"]
+    official_sample = base.sample
+    hot = DecodeConfig(temperature=0.7, top_p=0.9, max_new_tokens=64, seed=1)
+    reply = model.respond((), user(wavs[0], 1), hot)
+    audio = [c for c in base.CALLS if c[1] == 4160]
+    text = [c for c in base.CALLS if c[1] == 152000]
+    assert audio == [("sample", 4160, 0.9, 1, 1.0)] * 7
+    assert text == [("sample", 152000, 0.7, None, 0.9)]
+    assert base.sample is official_sample  # restored after the turn
+    assert reply.raw["audio_sampling"] == AUDIO_SAMPLING
+    assert "text layer only" in model.describe()["audio_sampling"]
+    base.CALLS.clear()  # official mode: upstream's own settings everywhere, nothing replaced
+    official = MODELS.load(name)(path=str(tmp_path), repo=str(STANDINS / folder), device="cpu")
+    official.respond((), user(wavs[0], 1), hot)
+    assert {c[2:] for c in base.CALLS} == {(0.9, 1, 1.0)} and len(base.CALLS) == 8
+
+
 def test_mini_omni_decodes_the_complete_snac_streams(wavs, tmp_path):
     from stylebench.model_wrappers.repo.mini_omni import MiniOmniModel
 
@@ -168,6 +198,27 @@ def test_slam_omni_substitutes_the_dialogue_transcript_and_maps_run_sampling(sla
     assert last["history"] == "USER: w1 request ASSISTANT: reply 1 "
     assert reply.raw["history_transcript_substituted"] is True
     assert last["decode"]["temperature"] == 0.5 and last["decode"]["do_sample"] is True
+
+
+def test_slam_omni_run_sampling_reaches_the_text_layer_only(slam, wavs):
+    """The official generate passes one decode_config to sample_next_token for the text and
+    every audio layer (examples/s2s/model/slam_model_s2s.py:555, 562), and the script decodes
+    them all greedily. With sampling=run above temperature 0 the text logits (152000 wide) get
+    the run's settings; the audio layers (4160 wide) keep the config's do_sample=false."""
+    model_calls = slam.model.to.__globals__["CALLS"]
+    slam.code.sampling_mode = "run"
+    hot = DecodeConfig(temperature=0.7, top_p=0.9, max_new_tokens=64, seed=1)
+    reply = slam.respond((), user(wavs[0], 1), hot)
+    sampled = [c for c in model_calls if c[0] == "sample_next_token"]
+    assert [c for c in sampled if c[1] == 152000] == [
+        ("sample_next_token", 152000, True, 0.7, 0, 0.9)
+    ]
+    assert [c for c in sampled if c[1] == 4160] == [
+        ("sample_next_token", 4160, False, 1.0, 0, 1.0)
+    ] * 7
+    assert "sample_next_token" not in vars(slam.model)  # the class's method again
+    want = {"do_sample": False, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+    assert reply.raw["audio_sampling"] == want == slam.describe()["audio_sampling"]
 
 
 def test_slam_omni_needs_its_run_configuration():

@@ -72,3 +72,26 @@ def test_slam_omni_reads_the_rate_of_the_real_snac_class():
     tiny |= dict(attn_window_size=None, codebook_size=16, codebook_dim=4, vq_strides=[1])
     assert decoder_rate(snac.SNAC(sampling_rate=24000, **tiny), None) == 24000
     assert decoder_rate(snac.SNAC(sampling_rate=32000, **tiny), None) == 32000
+
+
+def test_slam_omni_takes_a_hub_id_for_the_snac_decoder(tmp_path, wavs, monkeypatch):
+    """SLAM-LLM's SNAC scripts set codec_decoder_path=hubertsiuzdak/snac_24khz
+    (examples/s2s/scripts/inference/mini-omni/inference_s2s_online.sh:14), which setup_codec
+    passes to SNAC.from_pretrained (examples/s2s/utils/codec_utils.py:11): a hub id, not a
+    folder of the checkout. A relative path that is not a hub id still has to exist."""
+    pytest.importorskip("omegaconf", reason="the dev extra installs omegaconf")
+    monkeypatch.chdir(tmp_path)
+    snac = SLAM_YAML.replace("speech_sample_rate: 22050\n", "speech_sample_rate: 24000\n")
+    snac = snac.replace(
+        "  code_type: CosyVoice",
+        "  code_type: SNAC\n  codec_decoder_type: SNAC\n"
+        "  codec_decoder_path: hubertsiuzdak/snac_24khz",
+    )
+    model = _slam(tmp_path, snac)
+    assert model.cfg.model_config.codec_decoder_path == "hubertsiuzdak/snac_24khz"
+    assert model.model.codec_decoder.loaded_from == "hubertsiuzdak/snac_24khz"
+    reply = model.respond((), user(wavs[0], 1), DECODE)
+    assert reply.sr == model.output_sr == 24000
+    missing = snac.replace("hubertsiuzdak/snac_24khz", "./models/snac_24khz")
+    with pytest.raises(MissingExtraError, match="codec_decoder_path not found at"):
+        _slam(tmp_path, missing)

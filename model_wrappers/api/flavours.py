@@ -17,7 +17,20 @@ change what the model hears or how long it may speak (evidence in docs/models.md
   ``max_completion_tokens`` and takes ``max_tokens`` plus ``chat_template_kwargs.output_type``;
   it takes no ``audio.id`` history, so an earlier reply is re-sent as its transcript and its
   audio (``text`` + ``input_audio`` content parts): the model hears its own voice. No system
-  message, no voice selection.
+  message, no voice selection. The renderer refuses an assistant audio part without its
+  transcript, so a reply whose text came back empty goes back as an empty text message.
+
+``history=audio`` (the Qwen flavours only, opt-in) re-sends an earlier reply the Kimi way, its
+transcript and its wav as ``text`` + ``input_audio`` parts of the assistant message. Qwen2.5-
+and Qwen3-Omni were not trained on audio in assistant turns (their chat templates and the
+model cards put audio in user turns only), so this is its own history kind,
+``own audio + text (untrained form)``, never to be compared with a model that was.
+
+The Qwen flavours' voice (top-level ``speaker``) is read by vLLM-Omni since PR #1963
+(merged 2026-03, vllm-project/vllm-omni issue #1845); older servers ignore it without a word,
+and an unknown speaker falls back to the default silently (issue #2395). A client cannot hear
+which voice came back; where a reply names the voice it used (``audio.voice``, ``speaker`` or
+``voice``), :func:`voice_report` compares it with the one asked for.
 """
 
 from __future__ import annotations
@@ -28,7 +41,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stylebench.model_wrappers.common import HISTORY_OWN_AUDIO, HISTORY_TEXT
+from stylebench.model_wrappers.common import (
+    HISTORY_OWN_AUDIO,
+    HISTORY_OWN_AUDIO_UNTRAINED,
+    HISTORY_TEXT,
+)
 from stylebench.model_wrappers.hf.qwen25_omni import CARD_SYSTEM_PROMPT
 
 #: how earlier replies go back: an OpenAI audio id (else the transcript), the transcript only,
@@ -48,6 +65,8 @@ class Flavour:
     default_system: str = ""
     system_allowed: bool = True
     system_as_parts: bool = False  # send the system prompt as [{"type": "text", ...}]
+    audio_opt_in: bool = False  # history=audio: re-send reply wavs although untrained
+    voice_note: str = ""  # what a user must know about the voice field (describe())
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def history_kind(self, history_arg: str) -> str:
@@ -57,12 +76,19 @@ class Flavour:
         that is still valid; a turn that fell back to the transcript says so in its
         ``raw.history_forms``.
         """
+        if history_arg == "audio":
+            return HISTORY_OWN_AUDIO_UNTRAINED
         if history_arg == "text" or self.history == TEXT:
             return HISTORY_TEXT
         return HISTORY_OWN_AUDIO
 
     def history_words(self, history_arg: str) -> str:
         """The same, in words, for the manifest's ``history``."""
+        if history_arg == "audio":
+            return (
+                "earlier replies re-sent as transcript + wav content parts of the assistant "
+                "message, a form the model was not trained on (opt-in)"
+            )
         if history_arg == "text" or self.history == TEXT:
             return "earlier replies as their transcript; user turns as audio"
         if self.history == TEXT_AUDIO:
@@ -70,7 +96,17 @@ class Flavour:
         return "earlier replies as the server's audio id while valid, else the transcript"
 
 
-VLLM_OMNI_QWEN = {"length_field": "max_tokens", "history": TEXT, "voice_field": "speaker"}
+SPEAKER_NOTE = (
+    "speaker is read by vLLM-Omni since PR #1963 (2026-03); older servers ignore it silently "
+    "and an unknown speaker falls back to the default (issue #2395): check the served voice"
+)
+VLLM_OMNI_QWEN = {
+    "length_field": "max_tokens",
+    "history": TEXT,
+    "voice_field": "speaker",
+    "audio_opt_in": True,
+    "voice_note": SPEAKER_NOTE,
+}
 FLAVOURS: dict[str, Flavour] = {
     "openai": Flavour("openai", "max_completion_tokens", AUDIO_ID, default_voice="alloy"),
     "vllm-omni-qwen2.5": Flavour(
@@ -179,3 +215,29 @@ _KINDS = {
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
     ),
 }
+
+
+def voice_report(fl: Flavour, voice: str, data: Any) -> dict[str, Any]:
+    """What a reply says about the voice: the one it names, and whether that is not the one
+    asked for (``voice_ignored``; None when nothing was asked or the reply names none)."""
+    if not fl.voice_field or not isinstance(data, dict):
+        return {}
+    served = None
+    places = [data]
+    for choice in data.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict):
+            places += [message, message.get("audio")]
+    for place in places:
+        if not isinstance(place, dict):
+            continue
+        for key in ("speaker", "voice"):
+            if isinstance(place.get(key), str) and place[key].strip():
+                served = place[key].strip()
+                break
+        if served:
+            break
+    ignored = None
+    if voice and served is not None:
+        ignored = served.lower() != voice.strip().lower()
+    return {"voice_requested": voice or None, "voice_served": served, "voice_ignored": ignored}

@@ -10,7 +10,9 @@ whole each turn (the API keeps no state):
   must hear the request);
 - earlier assistant turns, by flavour: the OpenAI audio id while valid (else the transcript),
   the transcript only, or the transcript plus the reply wav as content parts; ``history=text``
-  always sends transcripts.
+  always sends transcripts; ``history=audio`` (Qwen flavours, opt-in) re-sends the reply wav
+  although the model was not trained on it. A reply whose text came back empty goes back as
+  an empty text message (the Kimi renderer refuses reply audio without its transcript).
 
 The reply's base64 wav is written to a scratch file; its transcript becomes ``Turn.text``.
 Retries with exponential backoff on 429, 5xx and connection errors (``Retry-After`` honoured);
@@ -40,6 +42,7 @@ from stylebench.model_wrappers.api.flavours import (
     reply_parts,
     request_body,
     system_message,
+    voice_report,
     wav_part,
 )
 from stylebench.model_wrappers.base import SpeechModel
@@ -53,6 +56,7 @@ MAX_BACKOFF_S = 60.0
 #: is about 31 MiB in base64, so this only stops a server that streams without end
 MAX_REPLY_BYTES = 256 * 2**20
 ID_MARGIN_S = 60  # treat an audio id as expired this long before the server says it is
+HISTORY_ARGS = ("auto", "text", "audio")
 
 
 class EndpointError(RuntimeError):
@@ -91,7 +95,9 @@ class OpenAIAudioModel(SpeechModel):
             timeout_s: seconds per HTTP request.
             retries: extra attempts after a 429, a 5xx or a connection error.
             backoff_s: first retry delay in seconds, doubled per attempt (capped at 60).
-            history: ``auto`` (assistant audio id when known, else transcript) or ``text``.
+            history: ``auto`` (the flavour's form: audio id when known, else transcript; the
+                transcript; or transcript + wav), ``text``, or ``audio`` (Qwen flavours only:
+                transcript + wav, a form the model was not trained on; its own history kind).
             system: system prompt (recorded in the manifest). Default: none, except the model
                 card's prompt for ``vllm-omni-qwen2.5``; ``vllm-omni-kimi`` takes none.
             flavour: ``openai``, ``vllm-omni-qwen2.5``, ``vllm-omni-qwen3`` or
@@ -104,8 +110,14 @@ class OpenAIAudioModel(SpeechModel):
             raise ValueError(f"openai-audio: flavour {fl.name} has no voice selection")
         if system and not fl.system_allowed:
             raise ValueError(f"openai-audio: flavour {fl.name} takes no system message")
-        if history not in ("auto", "text"):
-            raise ValueError(f"openai-audio: history must be auto or text, got {history!r}")
+        if history not in HISTORY_ARGS:
+            raise ValueError(f"openai-audio: history must be auto, text or audio, got {history!r}")
+        if history == "audio" and not fl.audio_opt_in:
+            raise ValueError(
+                f"openai-audio: history must be auto or text for flavour {fl.name}; history=audio "
+                "is for the vllm-omni-qwen flavours (openai: assistant content parts are text "
+                "only; kimi: auto re-sends the audio already)"
+            )
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"openai-audio: base_url must start with http(s)://, got {base_url!r}")
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -136,6 +148,7 @@ class OpenAIAudioModel(SpeechModel):
             "history": f"{self.history}: {self.flavour.history_words(self.history)}",
             "history_kind": self.flavour.history_kind(self.history),
             "system": self.system,
+            **({"voice_note": self.flavour.voice_note} if self.flavour.voice_note else {}),
         }
 
     # -- messages --------------------------------------------------------------------------
@@ -145,6 +158,7 @@ class OpenAIAudioModel(SpeechModel):
         if self.system:
             out.append(system_message(self.flavour, self.system))
         auto = self.history == "auto"
+        resend = (auto and self.flavour.history == TEXT_AUDIO) or self.history == "audio"
         for turn in (*history, user_turn):
             if turn.role == "user":
                 out.append({"role": "user", "content": [_audio_part(turn)]})
@@ -152,7 +166,11 @@ class OpenAIAudioModel(SpeechModel):
             audio_id = self._known_id(turn) if auto and self.flavour.history == AUDIO_ID else None
             if audio_id:
                 out.append({"role": "assistant", "audio": {"id": audio_id}})
-            elif auto and self.flavour.history == TEXT_AUDIO:
+            elif resend and not turn.text.strip():
+                # vLLM-Omni's Kimi renderer refuses reply audio without its transcript (HTTP
+                # 400): a reply that came back without text goes back as an empty text turn
+                out.append({"role": "assistant", "content": ""})
+            elif resend:
                 if not turn.audio or not os.path.isfile(turn.audio):
                     raise ValueError(
                         "openai-audio: an earlier reply's wav is missing; it is sent back"
@@ -219,7 +237,23 @@ class OpenAIAudioModel(SpeechModel):
             "usage": data.get("usage"),
             "history_forms": [_form(m) for m in msgs if m["role"] == "assistant"],
         }
+        raw.update(self._voice_report(data))
         return Turn("assistant", text, str(path), sr, raw=raw)
+
+    def _voice_report(self, data: Any) -> dict[str, Any]:
+        """:func:`voice_report`, with a warning when the reply names another voice than the one
+        asked for (a server that does not read the field: the run's voice is not the one set)."""
+        report = voice_report(self.flavour, self.voice, data)
+        if report.get("voice_ignored"):
+            log.warning(
+                "openai-audio: asked for %s %r, the server's reply names %r: it ignored the "
+                "voice field (%s)",
+                self.flavour.voice_field,
+                self.voice,
+                report["voice_served"],
+                self.flavour.voice_note or "check the server version",
+            )
+        return report
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         payload = json.dumps(body).encode("utf-8")
@@ -270,9 +304,12 @@ def _audio_part(turn: Turn) -> dict[str, Any]:
 
 
 def _form(message: dict[str, Any]) -> str:
-    """How one assistant message carries the earlier reply: audio_id, text or text+audio."""
+    """How one assistant message carries the earlier reply: audio_id, text, text+audio, or
+    empty (the reply came back without text: sent as an empty text turn, its audio not)."""
     if "audio" in message:
         return "audio_id"
+    if message.get("content") == "":
+        return "empty"
     return "text+audio" if isinstance(message.get("content"), list) else "text"
 
 

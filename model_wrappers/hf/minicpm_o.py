@@ -44,6 +44,7 @@ from stylebench.model_wrappers.repo.upstream import (
     check_spec,
     loading_weights,
     require_weights,
+    select_cuda,
 )
 from stylebench.model_wrappers.weights import require_package
 from stylebench.records import DecodeConfig, Turn
@@ -109,6 +110,10 @@ class MiniCPMOModel(SpeechModel):
                 "a worker env with the model card's versions is safer",
                 self.transformers_version,
             )
+        # the remote code's init_tts builds its vocoder with Vocos(...).to("cuda") (the
+        # checkpoint's modeling_minicpmo.py, initialize_vocos): the *current* GPU, so cuda:N
+        # is made current first, as the repo wrappers do
+        select_cuda(device)
         with loading_weights(SPEC, self.weights):
             self.model = (
                 transformers.AutoModel.from_pretrained(

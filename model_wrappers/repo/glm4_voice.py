@@ -41,6 +41,7 @@ from stylebench.model_wrappers.decoding import DROP
 from stylebench.model_wrappers.repo.turns import constant_str, prompt_in_checkout
 from stylebench.model_wrappers.repo.upstream import (
     OFFICIAL,
+    RUN,
     RepoSpec,
     Upstream,
     check_spec,
@@ -142,7 +143,22 @@ class GLM4VoiceModel(SpeechModel):
             tokenizer_revision=weights_revision(self.tokenizer_path),
             decoder_revision=weights_revision(self.decoder_dir),
             decoder_blocks=list(BLOCK_SIZES),
+            audio_sampling=self.audio_sampling(),
         )
+
+    def audio_sampling(self) -> str:
+        """How the audio tokens are sampled: as the text tokens, always.
+
+        Text and audio tokens are one interleaved stream from a single ``generate`` call
+        (model_server.py:95-103 at eb00ce9; web_demo.py:162 splits it by token id afterwards),
+        so whatever the text gets, the audio tokens get too.
+        """
+        if self.code.sampling_mode == RUN:
+            return (
+                "the run's settings, for text and audio tokens alike (one interleaved stream): "
+                "sampling=run at temperature 0 decodes the audio tokens greedily too"
+            )
+        return "the web demo's temperature 0.2 / top_p 0.8, for text and audio tokens alike"
 
     def speech_tokens(self, wav: str) -> list[int]:
         tokens = list(self.extract_speech_token(self.whisper, self.feature_extractor, [wav])[0])

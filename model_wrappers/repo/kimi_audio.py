@@ -10,12 +10,23 @@ earlier assistant turn is passed back as ``message_type="audio-text"`` with cont
 ``[reply_wav, reply_text]``, so the model hears its own earlier replies. Older checkouts reject
 that type; ``--model-arg history=text`` then passes earlier replies as text only (recorded in
 the manifest).
+
+Output budget: for ``output_type="both"`` the official ``generate`` allows
+``int(12.5 * 120) - prompt_len`` new tokens (``kimia_infer/api/kimia.py:239`` at 2607d51), a
+fixed 1500-token window (120 s at 12.5 tokens/s) for prompt and reply together, where the
+prompt holds every earlier turn, its own reply audio included. The reply budget therefore
+shrinks as the dialogue grows, and a long turn 3 can be cut off. The wrapper keeps upstream's
+budget and records, per reply, the prompt length, the budget and whether the generation ended
+at it (``raw`` ``truncated_at_token_budget``; read from the official ``_generate_loop``'s
+arguments and result, ``kimia.py:249``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +34,7 @@ from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.common import (
     HISTORY_OWN_AUDIO,
     HISTORY_TEXT,
+    RAW_TRUNCATED,
     audio_of,
     dialogue_pairs,
     seed_all,
@@ -69,6 +81,9 @@ SPEC = RepoSpec(
     greedy={"text_temperature": 0.0},  # sampler.py: a text temperature <= 1e-6 is argmax
 )
 HISTORY_MODES = ("audio-text", "text")
+#: kimia.py:239: for output_type="both", prompt + reply share this many tokens
+TOKEN_WINDOW = int(12.5 * 120)
+log = logging.getLogger(__name__)
 
 
 class KimiAudioModel(SpeechModel):
@@ -132,12 +147,56 @@ class KimiAudioModel(SpeechModel):
         msgs = self.messages(history, user_turn)
         sampling = self.code.sampling(decode)
         seed_all(decode.seed)
-        wav, text = self.model.generate(msgs, output_type="both", **sampling)
+        budget: dict[str, Any] = {RAW_TRUNCATED: None}
+        with self._watch_budget(budget):
+            wav, text = self.model.generate(msgs, output_type="both", **sampling)
         if wav is None:
             raise RuntimeError("Kimi-Audio returned no audio (was the detokenizer loaded?)")
         path, _ = write_reply(wav, OUTPUT_SR, self.name)
-        raw = {"sampling": sampling, "history": self.history_mode}
+        if budget[RAW_TRUNCATED]:
+            log.warning(
+                "kimi-audio: turn %d stopped at its token budget (%s new tokens after a %s-token "
+                "prompt): the reply is cut off",
+                len(history) // 2 + 1,
+                budget.get("token_budget"),
+                budget.get("prompt_tokens"),
+            )
+        raw = {"sampling": sampling, "history": self.history_mode, **budget}
         return Turn("assistant", str(text).strip(), str(path), OUTPUT_SR, raw=raw)
+
+    @contextlib.contextmanager
+    def _watch_budget(self, out: dict[str, Any]) -> Iterator[None]:
+        """Record into ``out`` the budget ``generate`` gives the official ``_generate_loop``
+        and whether the loop ended at it (its audio tokens then end without an ``eod_ids``
+        token: the official loop returns on one, kimia.py:153-178). A checkout without that
+        loop leaves ``out[RAW_TRUNCATED]`` None (unknown)."""
+        loop = getattr(self.model, "_generate_loop", None)
+        if not callable(loop):
+            yield
+            return
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            result = loop(*args, **kwargs)
+            prompt = kwargs.get("audio_input_ids")
+            budget = kwargs.get("max_new_tokens")
+            audio = list(result[0]) if isinstance(result, tuple) and result else None
+            eod = getattr(self.model, "eod_ids", None)
+            out["prompt_tokens"] = int(prompt.shape[1]) if hasattr(prompt, "shape") else None
+            out["token_budget"] = int(budget) if budget is not None else None
+            out["token_window"] = TOKEN_WINDOW
+            if audio is not None and eod is not None:
+                out[RAW_TRUNCATED] = not (audio and int(audio[-1]) in set(eod))
+            return result
+
+        own = "_generate_loop" in vars(self.model)
+        self.model._generate_loop = watched
+        try:
+            yield
+        finally:
+            if own:
+                self.model._generate_loop = loop
+            else:
+                del self.model._generate_loop  # the class's method shows through again
 
 
 def _supports_audio_text() -> bool:

@@ -21,6 +21,7 @@ dialogue's user transcript is used instead and the turn is flagged.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import re
@@ -38,6 +39,7 @@ from stylebench.model_wrappers.common import (
     write_reply,
 )
 from stylebench.model_wrappers.decoding import is_greedy
+from stylebench.model_wrappers.repo.turns import audio_sampling_kept
 from stylebench.model_wrappers.repo.upstream import OFFICIAL, RUN, RepoSpec, Upstream, check_spec
 from stylebench.model_wrappers.weights import require_package
 from stylebench.records import DecodeConfig, Turn
@@ -56,7 +58,11 @@ SPEC = RepoSpec(
 SUBDIRS = ("examples/s2s", "src")  # where the s2s example and slam_llm live in the checkout
 PROMPT_YAML = "examples/s2s/conf/prompt.yaml"
 RUN_MAPPING = {"temperature": "temperature", "top_p": "top_p", "max_new_tokens": "max_new_tokens"}
+#: the decode_config keys sample_next_token reads (examples/s2s/model/slam_model_s2s.py:643-646)
+SAMPLER_KEYS = ("do_sample", "temperature", "top_k", "top_p")
+TEXT_VOCAB = 151936  # s2s_config.py VocabConfig.text_vocabsize; audio logits are 4160 wide
 log = logging.getLogger(__name__)
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 
 
 class SlamOmniModel(SpeechModel):
@@ -143,6 +149,7 @@ class SlamOmniModel(SpeechModel):
                 str(self.cfg.dataset_config.prompt).encode("utf-8")
             ).hexdigest()[:16],
             codec=str(self.cfg.model_config.code_type),
+            audio_sampling=self.audio_sampling(),
             audio_prompt=self.audio_prompt,
         )
 
@@ -176,28 +183,55 @@ class SlamOmniModel(SpeechModel):
         oc = require_package("omegaconf", SPEC.hint()).OmegaConf
         return oc.to_container(self.decode_config(decode), resolve=True)
 
+    def audio_sampling(self) -> dict[str, Any]:
+        """The audio layers' sampler settings: the config's own ``decode_config`` always.
+
+        The official ``generate`` passes one set of decode settings to ``sample_next_token``
+        for the text and every audio layer (examples/s2s/model/slam_model_s2s.py:555, 562);
+        the script decodes all of them greedily (``do_sample=false``). ``sampling=run`` is
+        meant for the text stream, so in that mode the audio layers keep these.
+        """
+        dc = self.cfg.decode_config
+        return {k: dc[k] for k in SAMPLER_KEYS if k in dc}
+
+    def audio_kept(self) -> Any:
+        if self.code.sampling_mode != RUN:
+            return contextlib.nullcontext()
+        vocab = getattr(getattr(self.model, "model_config", None), "vocab_config", None)
+        text_vocab = int(getattr(vocab, "text_vocabsize", TEXT_VOCAB))
+
+        def is_audio(logits: Any) -> bool:
+            return int(logits.shape[-1]) < text_vocab
+
+        return audio_sampling_kept(self.model, "sample_next_token", is_audio, self.audio_sampling())
+
     def respond(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig) -> Turn:
         hist, substituted = self.history_text(history)
         seed_all(decode.seed)
-        audio, text, _, heard = self.gen.generate_from_wav(
-            audio_of(user_turn),
-            self.model,
-            self.cfg.dataset_config,
-            self.decode_config(decode),
-            self.logger,
-            self.device,
-            self.cfg.model_config,
-            self.tone_dir,
-            self.audio_prompt,
-            False,
-            hist,
-            self.layer_shift,
-        )
+        with self.audio_kept():
+            audio, text, _, heard = self.gen.generate_from_wav(
+                audio_of(user_turn),
+                self.model,
+                self.cfg.dataset_config,
+                self.decode_config(decode),
+                self.logger,
+                self.device,
+                self.cfg.model_config,
+                self.tone_dir,
+                self.audio_prompt,
+                False,
+                hist,
+                self.layer_shift,
+            )
         if audio is None:
             raise RuntimeError("SLAM-Omni returned no audio (the reply reached max_new_tokens)")
         sr = self.output_sr
         path, _ = write_reply(audio, sr, self.name)
-        raw = {"slam_user_transcript": str(heard), "history_transcript_substituted": substituted}
+        raw = {
+            "slam_user_transcript": str(heard),
+            "history_transcript_substituted": substituted,
+            "audio_sampling": self.audio_sampling(),
+        }
         return Turn("assistant", str(text).strip(), str(path), sr, raw=raw)
 
 
@@ -211,6 +245,11 @@ _SECTIONS = (
 )
 
 
+def is_hub_id(value: str) -> bool:
+    """Whether ``value`` has the form of a hub repository id (``owner/name``), not a path."""
+    return HUB_ID.fullmatch(value) is not None and ".." not in value
+
+
 def resolve_paths(cfg: Any, root: Path | None) -> None:
     """Make the config's file paths absolute against the checkout, as the official script runs
     from the repository root (``./examples/s2s/audio_prompt/...``), and check they exist.
@@ -218,6 +257,13 @@ def resolve_paths(cfg: Any, root: Path | None) -> None:
     A missing or unresolvable ``audio_prompt_path`` would silently switch the official code to
     its default voice (``generate_s2s_online_multi_round.py``: ``os.path.exists`` else
     ``default_tone``), so it stops the run instead; no prompt at all is the default voice.
+
+    ``codec_decoder_path`` may also be a hub id: SLAM-LLM's SNAC scripts pass
+    ``hubertsiuzdak/snac_24khz`` (``examples/s2s/scripts/inference/mini-omni/
+    inference_s2s_online.sh:14``) and ``setup_codec`` hands it to ``SNAC.from_pretrained``
+    (``examples/s2s/utils/codec_utils.py:11``; its CosyVoice class downloads a missing folder
+    too, ``utils/cosyvoice/cli/cosyvoice.py:29-30``). A relative ``owner/name`` value that is
+    not a folder of the checkout is therefore kept as it is.
     """
     for section, key in ((None, "audio_prompt_path"), ("model_config", "codec_decoder_path")):
         node = cfg if section is None else cfg[section]
@@ -225,6 +271,10 @@ def resolve_paths(cfg: Any, root: Path | None) -> None:
         if not value:
             continue
         p = Path(str(value)).expanduser()
+        hub = key == "codec_decoder_path" and is_hub_id(str(value))
+        if hub and (root is None or not (root / p).exists()):
+            log.info("slam-omni: codec_decoder_path=%s is taken as a hub id", value)
+            continue
         if not p.is_absolute():
             if root is None:
                 raise MissingExtraError(

@@ -9,7 +9,8 @@ Nothing heavy is imported here.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,36 @@ def drain(gen: Iterator[Any]) -> tuple[list[Any], Any]:
             items.append(next(gen))
         except StopIteration as stop:
             return items, stop.value
+
+
+@contextmanager
+def audio_sampling_kept(
+    owner: Any, attr: str, is_audio: Callable[[Any], bool], audio: Mapping[str, Any]
+) -> Iterator[None]:
+    """While the block runs, ``owner.attr`` (the official sampler) draws audio tokens with
+    ``audio`` over the keyword arguments it is given; text tokens keep them unchanged.
+
+    For models whose official code passes one set of settings to the text and the audio layers
+    alike (litgpt's ``sample`` in mini-omni/mini-omni2, ``sample_next_token`` in SLAM-Omni): the
+    run's settings reach the text stream only, the audio layers keep the model's own.
+    ``is_audio(logits)`` tells the two apart (by the logits' width: the vocabularies differ).
+    """
+    original = getattr(owner, attr)
+    own = attr in vars(owner)  # a module global, or an instance's own attribute
+
+    def routed(logits: Any, *args: Any, **kwargs: Any) -> Any:
+        if is_audio(logits):
+            kwargs = {**kwargs, **audio}
+        return original(logits, *args, **kwargs)
+
+    setattr(owner, attr, routed)
+    try:
+        yield
+    finally:
+        if own:
+            setattr(owner, attr, original)
+        else:
+            delattr(owner, attr)  # the class's method shows through again
 
 
 def constant_str(node: ast.AST | None) -> str | None:

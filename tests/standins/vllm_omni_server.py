@@ -14,7 +14,16 @@ It answers the way vLLM-Omni does, as read in its source and docs (our reading, 
 - ``kimi``: the renderer rejects ``max_completion_tokens``, ``audio.id`` history and system
   messages, and reads ``chat_template_kwargs.output_type`` (examples/online_serving/kimi_audio/
   README.md at 1bd0a973); ``qwen3``: the voice is the top-level ``speaker`` (lower-cased;
-  examples/online_serving/qwen3_omni/README.md, "Speaker selection", at 04a1a2fe).
+  examples/online_serving/qwen3_omni/README.md, "Speaker selection", at 04a1a2fe);
+- ``kimi``: an assistant message with an audio part and no transcript is refused with HTTP 400,
+  "assistant audio history requires its transcript" (the README's "send the audio content again
+  with its transcript", as the issue reports the server answering).
+
+Hostile options (tests/test_openai_vllm_omni.py's corpus): ``empty_text_replies`` (reply numbers,
+1-based, whose text choice comes back with empty ``content``); ``speaker="ignored"``: a server
+from before vLLM-Omni PR #1963, which drops the ``speaker`` field without a word (issue #1845);
+``speaker="names-default"``: such a server whose reply also names the voice it used
+(``audio.voice``), a HYPOTHETICAL reply field standing for any reply that shows the voice.
 
 Each request is recorded with what the stand-in model *heard* (``heard``: per message, the
 role, its text and the sha256 of each audio part). The reply tone rises 2 semitones per earlier
@@ -60,6 +69,11 @@ def heard(messages: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
         if kind == "kimi" and m["role"] == "assistant" and "audio" in m:
             raise RendererError("Kimi-Audio chat: audio.id references are not supported")
         content = m.get("content")
+        if kind == "kimi" and m["role"] == "assistant" and isinstance(content, list):
+            has_audio = any(p["type"] == "input_audio" for p in content)
+            text = "".join(p.get("text", "") for p in content if p["type"] == "text")
+            if has_audio and not text.strip():
+                raise RendererError("assistant audio history requires its transcript")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         texts, audio = [], []
         for p in parts:
@@ -74,8 +88,12 @@ def heard(messages: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 class VllmOmniStandIn:
     """The loopback server; ``kind`` is ``qwen`` (Qwen2.5/3-Omni) or ``kimi``."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(
+        self, kind: str, *, empty_text_replies: tuple[int, ...] = (), speaker: str = "read"
+    ) -> None:
         self.kind = kind
+        self.empty_text_replies = set(empty_text_replies)
+        self.speaker_mode = speaker  # "read", "ignored" or "names-default"
         self.requests: list[dict[str, Any]] = []
         self.sent: list[dict[str, Any]] = []  # per reply: text, wav sha256, max_tokens, speaker
         outer = self
@@ -122,7 +140,9 @@ class VllmOmniStandIn:
         n_prior = sum(m["role"] == "assistant" and bool(m["text"] or m["audio"]) for m in ears)
         wav = tone_wav(180.0 * 2 ** (2 * n_prior / 12))
         text = f"reply number {n_prior + 1}"
-        speaker = body.get("speaker")
+        if len(self.sent) + 1 in self.empty_text_replies:
+            text = ""
+        speaker = body.get("speaker") if self.speaker_mode == "read" else None
         self.sent.append({
             "text": text, "sha256": hashlib.sha256(wav).hexdigest(), "max_tokens": max_tokens,
             "speaker": speaker.lower().strip() if isinstance(speaker, str) else None,
@@ -134,6 +154,8 @@ class VllmOmniStandIn:
             "expires_at": int(time.time()) + 24 * 3600,
             "transcript": "",
         }
+        if self.speaker_mode == "names-default":
+            audio["voice"] = "Ethan"  # hypothetical: the reply names the voice it used
         choices = [
             {"index": 0, "message": {"role": "assistant", "content": text, "audio": None,
                                      "reasoning_content": None, **bare},

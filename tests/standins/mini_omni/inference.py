@@ -3,6 +3,8 @@
 ``run_AT_batch_stream`` has the official signature, yields int16 audio chunks as bytes while it
 "streams", and returns the eight token streams: seven SNAC layers of 20 codes, then the text
 layer (ids 1..5, the end-of-text id 151936, padding).
+One step goes through the stand-in ``litgpt.generate.base.next_token_batch``, with the one set of
+sampling settings for every layer, as the official loop passes them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from litgpt.generate.base import next_token_batch
 from standins import tone
 
 CALLS: list[tuple] = []
@@ -47,6 +50,19 @@ class OmniInference:
     ):
         assert Path(audio_path).exists(), f"audio file {audio_path} not found"
         CALLS.append(("run", audio_path, max_returned_tokens, temperature, top_k, top_p))
+        # inference.py run_AT_batch_stream: one step of the official sampler, the same settings
+        # for the audio and the text layers (inference.py:425-427 / 458-460)
+        next_token_batch(
+            None,
+            None,
+            [],
+            None,
+            None,
+            input_pos=None,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+        )
         yield b"\x00\x00" * 10
         streams = [[100 + i] * 20 for i in range(7)] + [[1, 2, 3, 4, 5, _eot, _eot + 1]]
         return streams

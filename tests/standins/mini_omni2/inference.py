@@ -2,7 +2,9 @@
 
 ``run_AT_batch_stream`` has the official signature (with ``save_path``), yields
 ``(audio_bytes, text)`` pairs, writes the reply to ``save_path`` at 24 kHz and returns the eight
-token streams (text layer: ids 6..8, end-of-text 151936, padding).
+token streams (text layer: ids 6..8, end-of-text 151936, padding). One step goes through the
+stand-in ``litgpt.generate.base.next_token_image_batch``, with the one set of sampling settings
+for every layer, as the official loop passes them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import soundfile as sf
+from litgpt.generate.base import next_token_image_batch
 from standins import tone
 
 CALLS: list[tuple] = []
@@ -41,6 +44,20 @@ class OmniInference:
     ):
         assert Path(audio_path).exists(), f"audio file {audio_path} not found"
         CALLS.append(("run", audio_path, max_returned_tokens, temperature, top_k, top_p))
+        # inference.py run_AT_batch_stream: one step of the official sampler, the same settings
+        # for the audio and the text layers (inference.py:425-427 / 458-460)
+        next_token_image_batch(
+            None,
+            None,
+            None,
+            [],
+            None,
+            None,
+            input_pos=None,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+        )
         yield (b"\x00\x00" * 10, "w6")
         streams = [[100 + i] * 20 for i in range(7)] + [[6, 7, 8, _eot, _eot + 1]]
         if save_path is not None:
