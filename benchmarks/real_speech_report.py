@@ -44,10 +44,10 @@ def _row(clip: dict[str, Any], ch: Any, dims: tuple[str, ...], thr: Any) -> dict
         if d != ch.dim and isinstance(c, float) and abs(c) >= thr.for_dim(d) * (1 - 1e-9):
             row["leaks"].append(f"{d} {c:+.2f}")
     if any(x.startswith("speed ") for x in row["leaks"]):  # say why the rate moved
-        from stylebench.metrics.dims.speed import ASR_UNRELIABLE
+        from stylebench.metrics.validity import DOUBT_FLAGS
 
         flags = {f for fl in pair.get("flags", {}).values() for f in fl}
-        row["asr_flags"] = sorted(flags & ASR_UNRELIABLE)
+        row["asr_flags"] = sorted(flags & DOUBT_FLAGS)
         row["asr_texts"] = [clip["diagnostics"].get(v, {}).get("asr_text") for v in ("orig", ch.name)]  # fmt: skip
     if ch.dim != "pitch" and isinstance(pair["change"].get("pitch"), float):
         row["pitch_drift"] = pair["change"]["pitch"]

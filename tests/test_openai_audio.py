@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import socket
 import threading
@@ -19,9 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
-import soundfile as sf
+from signals import speechlike_wav
 
 from stylebench.config import make_config
 from stylebench.dialogues.sets import load_set
@@ -32,11 +30,9 @@ from stylebench.records import DecodeConfig, Turn
 SR = 24000
 
 
-def tone_wav(hz: float, seconds: float = 0.6) -> bytes:
-    t = np.arange(int(SR * seconds)) / SR
-    buf = io.BytesIO()
-    sf.write(buf, 0.3 * np.sin(2 * np.pi * hz * t), SR, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
+def tone_wav(hz: float, seconds: float = 1.5) -> bytes:
+    """A speech-like reply at ``hz`` (tests/signals.py): a pure tone would be unscored."""
+    return speechlike_wav(SR, seconds, hz)
 
 
 class StandInAudioServer:

@@ -15,8 +15,9 @@ from stylebench.store import RunStore
 def extractor_names(cfg: RunConfig) -> dict[str, str]:
     m = cfg.measure
     stat = {
-        "agreed_mean": "mean over the voiced frames where Praat's F0 lies within 1 st (two-tracker agreement)",
-        "guarded_mean": "mean over voiced frames inside the speaker's own F0 range (octave guard)",
+        "agreed_mean": "mean over the voiced frames where Praat's F0 lies within 2 st, run edges "
+        "trimmed (two-tracker agreement)",
+        "guarded_mean": "mean over voiced frames inside the reply's own F0 range (octave guard)",
         "mean": "mean over voiced frames",
         "median": "median over voiced frames",
     }[m.pitch_stat]
@@ -28,6 +29,9 @@ def extractor_names(cfg: RunConfig) -> dict[str, str]:
         "first-to-last speech span" + ("; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)" if m.speed_source == "nuclei" else ""),
         "asr": "none" if m.asr == "none" else f"{m.asr} {m.asr_model}" + asr_how(cfg),
         "vad": m.vad,
+        "unscored": "replies too short (< 1 s of speech or < 4 syllables) or not speech are "
+        "unscored on every dimension, doubtful transcripts on speed, disagreeing F0 trackers on "
+        "pitch (docs/metrics.md#unscored-replies); they count in n, not in n_ok",
         "emotion": "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
         "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side" + probe,
     }  # fmt: skip

@@ -13,6 +13,7 @@ from stylebench.report.sections.captions import captions_markdown
 from stylebench.report.sections.emotion import emotion_markdown
 from stylebench.report.sections.human import human_markdown
 from stylebench.report.sections.relevance import banner_markdown, relevance_markdown
+from stylebench.report.sections.unscored import unscored_markdown
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -41,6 +42,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         cells = [c for c in report["cells"] if c["dim"] == dim]
         if cells:
             lines += dim_table(dim, cells, mark)
+    lines += unscored_markdown(report)  # why pairs have no score, if any
     if "judge" in report:  # relevance verdicts and the gate
         lines += relevance_markdown(report)
     if report.get("human"):  # imported listening-test ratings
