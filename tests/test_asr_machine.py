@@ -135,3 +135,57 @@ def test_samples_key_ignores_headers(tmp_path):
     assert samples_sha256(x, 16000) != samples_sha256(x, 22050)
     assert samples_sha256(x, 16000) != samples_sha256(x * 0.5, 16000)
     assert samples_sha256(*load_audio(c)) != keys[0]  # 16-bit rounding is other samples
+
+
+def _run(label: str, machine: dict | None, asr: str = "faster-whisper") -> SimpleNamespace:
+    env = {"asr_machine": machine} if machine is not None else {}
+    return SimpleNamespace(label=label, settings={"asr": {"asr": asr}}, manifest={"environment": env})  # fmt: skip
+
+
+def test_compare_warns_when_runs_were_transcribed_on_other_code_paths():
+    from stylebench.compare.load import asr_cpu_label, asr_machine_warnings
+
+    avx2, generic = _cpu("AVX2").key(), _cpu("GENERIC").key()
+    assert asr_machine_warnings([_run("a", avx2), _run("b", dict(avx2))]) == []
+    (line,) = asr_machine_warnings([_run("a", avx2), _run("b", generic)])
+    assert line.startswith("warning: ") and "isa: a=AVX2, b=GENERIC" in line
+    assert "ctranslate2" not in line.split("(")[1].split(")")[0]
+    newer = {**avx2, "ctranslate2": "4.9.0"}
+    assert "ctranslate2: a=4.8.5, b=4.9.0" in asr_machine_warnings([_run("a", avx2), _run("b", newer)])[0]  # fmt: skip
+    assert "b=<unrecorded>" in asr_machine_warnings([_run("a", avx2), _run("b", None)])[0]
+    assert asr_machine_warnings([_run("a", avx2), _run("b", None, asr="none")]) == []
+    assert asr_cpu_label(_run("a", avx2).manifest) == "ctranslate2 4.8.5 AVX2 DNNL/DNNL"
+    assert asr_cpu_label({}) == "unrecorded"
+
+
+def test_benchmark_transcripts_are_cached_by_samples_and_code_path(tmp_path, monkeypatch):
+    """benchmarks/real_speech.py ``transcript``: a copy written again (other header bytes) is a
+    cache hit; the same samples under another ISA are transcribed again."""
+    from pathlib import Path
+
+    from stylebench.metrics.asr.transcript import Transcript
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import real_speech
+
+    calls = []
+
+    class CountingASR:  # stand-in for Whisper: counts its calls
+        def transcribe(self, wave, sr, lang):
+            calls.append(1)
+            return Transcript("one two", lang, (), "faster-whisper", "base", ())
+
+    monkeypatch.setitem(real_speech._ASR, "base", CountingASR())
+    monkeypatch.setattr(isa, "ct2_cpu", lambda: _cpu("AVX2"))
+    x = (0.1 * np.sin(np.arange(16000) / 7.0)).astype(np.float32)
+    a, b = tmp_path / "a.wav", tmp_path / "b.wav"
+    sf.write(str(a), x, 16000, subtype="FLOAT")
+    raw = bytearray(a.read_bytes())
+    raw[raw.index(b"PEAK") + 12] ^= 0xFF  # the PEAK chunk's write time
+    b.write_bytes(bytes(raw))
+    for p in (a, b):
+        assert real_speech.transcript(p, *load_audio(p), "en", tmp_path / "cache").text == "one two"
+    assert len(calls) == 1
+    monkeypatch.setattr(isa, "ct2_cpu", lambda: _cpu("GENERIC"))
+    real_speech.transcript(a, *load_audio(a), "en", tmp_path / "cache")
+    assert len(calls) == 2
