@@ -58,11 +58,17 @@ def _asr() -> Any:
 
 
 def transcript(path: Path, wave: np.ndarray, sr: int, lang: str, cache: Path) -> Any:
-    """The transcript record a run's transcribe stage would write, cached by audio content."""
+    """The transcript record a run's transcribe stage would write, cached by the decoded samples
+    (not the file's bytes: float WAV headers hold a timestamp), the language, the ASR spec and
+    CTranslate2's CPU code path (version, ISA, GEMM backends: :mod:`stylebench.metrics.asr.isa`),
+    so runs under ``CT2_FORCE_CPU_ISA=...`` do not reuse each other's transcripts."""
+    from stylebench.audio import samples_sha256
     from stylebench.metrics.asr.backends import SPEC
+    from stylebench.metrics.asr.isa import ct2_cpu
     from stylebench.records import TranscriptRecord
 
-    key = hashlib.sha256(path.read_bytes() + f"|base|{lang}|{SPEC.version}".encode()).hexdigest()
+    parts = [samples_sha256(wave, sr), "base", lang, SPEC.version, ct2_cpu().key()]
+    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
     f = cache / "asr" / f"{key[:32]}.json"
     if f.exists():
         d = json.loads(f.read_text(encoding="utf-8"))

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from stylebench.audio import samples_sha256
+
 SR = 16000
 #: the working copy's peak; +4 dB on top still leaves about 2 dB of headroom
 WORK_PEAK_DBFS = -6.0
@@ -166,10 +168,6 @@ def load_vstyle(min_s: float = 2.0, every: int = 1) -> list[dict[str, Any]]:
     return clips
 
 
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _key(*parts: str) -> str:
     return hashlib.sha256("\x1f".join((TRANSFORM_VERSION, *parts)).encode()).hexdigest()[:24]
 
@@ -247,7 +245,8 @@ def make_versions(
     if shutil.which("ffmpeg") is None:
         raise RuntimeError("ffmpeg is not on PATH; install it (make setup) to run this benchmark")
     src, gain_db = working_copy(clip, cache)
-    src_sha = sha256_file(src)
+    x, _ = sf.read(str(src), dtype="float32")
+    src_sha = samples_sha256(x, SR)  # not the file's bytes: libsndfile's PEAK chunk has a timestamp
     duration = sf.info(str(src)).frames / SR
     paths, info = {"orig": src}, {"gain_db": gain_db}
     for ch in todo:

@@ -33,6 +33,19 @@ def sha256_file(path: Path | str) -> str:
     return h.hexdigest()
 
 
+def samples_sha256(wave: np.ndarray, sr: int) -> str:
+    """sha256 of decoded audio: the samples as little-endian float32, then the sample rate.
+
+    A cache key for "this audio", unlike a file's sha256: libsndfile writes a PEAK chunk with a
+    timestamp into float WAV files, so two writes of the same samples differ in their header
+    bytes (and FLAC/WAV copies of one signal differ everywhere).
+    """
+    x = np.ascontiguousarray(np.asarray(wave), dtype="<f4")
+    h = hashlib.sha256(x.tobytes())
+    h.update(f"|{x.shape}|{int(sr)}".encode())
+    return h.hexdigest()
+
+
 def wav_truncation(path: Path | str) -> str | None:
     """What is missing from a RIFF/WAVE file cut off mid-write, or ``None`` when it is whole.
 

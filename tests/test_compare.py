@@ -147,3 +147,16 @@ def test_report_renders_sorts_and_plays_in_chromium(compared, chromium_path):
         assert page.locator("script").count() == 1 and page.locator("img:not([src^='data:'])").count() == 0
         browser.close()
     assert errors == []
+
+
+def test_asr_code_path_warnings_reach_every_output(compared, tmp_path, monkeypatch):
+    """The check itself: tests/test_asr_machine.py; here, that its line is in the outputs."""
+    from stylebench.compare import command
+
+    monkeypatch.setattr(command, "asr_machine_warnings", lambda runs: [f"warning: {len(runs)} runs, other ISAs"])  # fmt: skip
+    ref = next(p for p in compared["out"].iterdir() if p.name.startswith("reference"))
+    result, md, folder = compare_command([compared["neutral"], ref], out=tmp_path / "c", n_boot=20, calibration=False)  # fmt: skip
+    assert "warning: 2 runs, other ISAs" in result["notes"] and "- warning: 2 runs, other ISAs" in md
+    assert "warning: 2 runs, other ISAs" in (folder / "compare.html").read_text(encoding="utf-8")
+    rows = list(csv.DictReader((folder / "leaderboard.csv").open(encoding="utf-8")))
+    assert {r["asr_cpu"] for r in rows} == {"none"}

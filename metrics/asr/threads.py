@@ -5,8 +5,9 @@ in an order that depends on how many threads it uses; the last bits of the featu
 and greedy decoding can flip a token. Measured here: with numpy on 1 thread (as Ray starts its
 workers) 4 of 36 transcripts of one run differed from those made with 2 threads. Pinning BLAS to
 one thread for the duration of a transcription costs little (the features are a small part of the
-work; CTranslate2 keeps its own ``cpu_threads``) and makes the transcripts the same on any
-machine for the same audio, model and settings.
+work; CTranslate2 keeps its own ``cpu_threads``) and makes the transcripts the same whatever the
+core count, for the same audio, model, settings and CPU code path (CTranslate2's ISA and GEMM
+backends differ between CPUs and do change transcripts: :mod:`.isa`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 from stylebench.compare.build import compare_runs, unique_labels
 from stylebench.compare.calibrate import CALIBRATION, ensure_calibration
 from stylebench.compare.files import write_files
-from stylebench.compare.load import RunData, check_compatible, load_run
+from stylebench.compare.load import RunData, asr_machine_warnings, check_compatible, load_run
 from stylebench.compare.md import render_md
 
 
@@ -56,6 +56,7 @@ def compare_command(
             notes.append(f"calibration rows reused from {where}: {', '.join(old)}")
         runs = unique_labels(runs + [load_run(p) for p, _ in made])
         allowed = check_compatible(runs, allow)
+    notes += asr_machine_warnings(runs)
     missing = [m for m in CALIBRATION if m not in {r.model for r in runs}]
     if missing:
         notes.append(f"calibration rows absent ({', '.join(missing)}): no bounds shown for them")

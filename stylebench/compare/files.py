@@ -17,7 +17,7 @@ from typing import Any
 from stylebench.ratings.page import safe_cell
 
 PROVENANCE = (
-    "run_id", "model_fingerprint", "dialogue_checksum", "asr", "judge", "thresholds",
+    "run_id", "model_fingerprint", "dialogue_checksum", "asr", "asr_cpu", "judge", "thresholds",
     "stylebench_version", "git", "manifest_sha256", "run_dir",
 )  # fmt: skip
 CELL_COLUMNS = ("dim", "direction", "lang", "pair", "group", "vsp", "vsp_ci", "svd", "svd_ci", "n_ok", "n")  # fmt: skip

@@ -123,9 +123,9 @@ def render_html(result: dict[str, Any], runs: Sequence[RunData], out: Path, *, e
     parts.append("<h2>Pairwise tests</h2>" + "".join(tests))
     parts.append('<h2>Trajectories</h2><div class="plots">' + "".join(
         f"<figure>{_plot(by_label[m])}<figcaption>{escape(m)}</figcaption></figure>" for m in models) + "</div>")  # fmt: skip
-    parts.append("<h2>Provenance</h2>" + table("provenance", ("model", "fingerprint", "dialogue set", "ASR", "judge", "stylebench", "manifest sha256"), [
+    parts.append("<h2>Provenance</h2>" + table("provenance", ("model", "fingerprint", "dialogue set", "ASR", "ASR CPU", "judge", "stylebench", "manifest sha256"), [
         [(s["model"], s["model"])] + [(str(s["provenance"].get(k)), str(s["provenance"].get(k))) for k in
-         ("model_fingerprint", "dialogue_checksum", "asr", "judge", "stylebench_version", "manifest_sha256")]
+         ("model_fingerprint", "dialogue_checksum", "asr", "asr_cpu", "judge", "stylebench_version", "manifest_sha256")]
         for s in result["leaderboard"]]))  # fmt: skip
     if result["notes"]:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in result["notes"]) + "</ul>")  # fmt: skip

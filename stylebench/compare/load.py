@@ -75,10 +75,45 @@ def _provenance(root: Path, manifest: dict[str, Any], settings: dict[str, dict[s
         "asr": "none" if settings["asr"]["asr"] == "none" else f"{settings['asr']['asr']} {settings['asr']['asr_model']}",
         "judge": " ".join(str(x) for x in (judge["judge"], judge["describe"].get("model") or judge["judge_model"] or "") if x),  # fmt: skip
         "thresholds": settings["thresholds"],
+        "asr_cpu": asr_cpu_label(manifest) if settings["asr"]["asr"] != "none" else "none",
         "stylebench_version": env.get("stylebench"),
         "git": env.get("git"),
         "manifest_sha256": hashlib.sha256((root / "manifest.json").read_bytes()).hexdigest(),
     }
+
+
+#: the fields of a run's ASR CPU code path (manifest ``environment.asr_machine``) that make
+#: transcripts of the same audio differ between runs (docs/metrics.md, "Machine independence")
+ASR_MACHINE_FIELDS = ("ctranslate2", "isa", "gemm", "env")
+
+
+def asr_cpu_label(manifest: dict[str, Any]) -> str:
+    """e.g. ``"ctranslate2 4.8.5 AVX2 DNNL/DNNL"``; ``"unrecorded"`` for an older manifest."""
+    m = (manifest.get("environment") or {}).get("asr_machine") or {}
+    if not m:
+        return "unrecorded"
+    return " ".join(x for x in (f"ctranslate2 {m.get('ctranslate2', '?')}", m.get("isa"), m.get("gemm"), m.get("env")) if x)  # fmt: skip
+
+
+def asr_machine_warnings(runs: Sequence[RunData]) -> list[str]:
+    """One warning line when the runs' transcripts were made under different CTranslate2
+    versions or CPU code paths (ISA, GEMM backends, oneDNN caps), or one run does not record its
+    own; empty when they agree or no run has ASR. Not a refusal: the settings are the same, but
+    the same audio can be transcribed differently, so speed scores are not quite comparable."""
+    asr = [r for r in runs if r.settings["asr"]["asr"] != "none"]
+    rows = [(r.label, (r.manifest.get("environment") or {}).get("asr_machine") or {}) for r in asr]
+    if len(rows) < 2:
+        return []
+    differ = [f for f in ASR_MACHINE_FIELDS if len({m.get(f, "<unrecorded>") for _, m in rows}) > 1]
+    if not differ:
+        return []
+    shown = "; ".join(f"{f}: " + ", ".join(f"{label}={m.get(f) or '<unrecorded>'}" for label, m in rows) for f in differ)  # fmt: skip
+    return [
+        f"warning: these runs were transcribed on different CPU code paths ({shown}); the same "
+        "audio can give other transcripts there (docs/metrics.md, Machine independence), so "
+        "speed scores differ partly by the ASR: re-score them on one machine "
+        "(`stylebench score RUN`) to compare speed exactly"
+    ]
 
 
 def load_run(run_dir: Path | str, label: str | None = None) -> RunData:

@@ -111,12 +111,24 @@ def environment() -> dict[str, Any]:
     }
 
 
+def asr_machine_entry(cfg: RunConfig) -> dict[str, str]:
+    """The CPU code path transcripts are made on in this process (CTranslate2 version, ISA, CPU,
+    GEMM backends; :func:`stylebench.pipeline.transcribe.asr_machine`), part of their key;
+    ``{}`` without ASR or for a backend that has none."""
+    from stylebench.pipeline.transcribe import asr_machine
+
+    if cfg.measure.asr == "none":
+        return {}
+    return asr_machine(cfg.measure.asr, cfg.executor.asr_device)
+
+
 def write_manifest(
     store: RunStore, cfg: RunConfig, identity: Identity, dialogues: dict[str, Any],
     *, model: dict[str, Any], judge: dict[str, Any], extractors: dict[str, str], command: str,
 ) -> None:  # fmt: skip
     """Write (or update) the manifest: config, identity, the model's full ``describe()`` (where
-    it ran included), judge, set, metric specs, history."""
+    it ran included), judge, set, metric specs, environment (with the ASR's CPU code path),
+    history."""
     from stylebench.metrics.spec import manifest_entry
 
     old = store.read_manifest() if store.exists() else {}
@@ -130,7 +142,7 @@ def write_manifest(
         "judge": judge,
         "dialogues": dialogues,
         "metrics": {"specs": manifest_entry(), "extractors": extractors},
-        "environment": environment(),
+        "environment": {**environment(), "asr_machine": asr_machine_entry(cfg)},
         "created_at": old.get("created_at") or history[0]["at"],
         "history": history,
     })  # fmt: skip

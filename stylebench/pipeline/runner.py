@@ -2,7 +2,8 @@
 
 transcribe -> features -> (probe) -> judge. The ASR model, the probe and the judge are built once,
 and only when a stage has work for them. ``compute=False`` collects the current records of every
-stage without computing anything (``stylebench report``).
+stage without computing anything (``stylebench report``), the transcripts those of the CPU code
+path the manifest records (:func:`recorded_asr_machine`), not this machine's.
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ def feature_config(cfg: RunConfig) -> FeatureConfig:
     return FeatureConfig(vad=m.vad, f0_floor=m.f0_floor, f0_ceil=m.f0_ceil)
 
 
+def recorded_asr_machine(store: RunStore) -> dict[str, str] | None:
+    """The CPU code path the run's transcripts were made on, as its manifest records it; ``{}``
+    for a manifest from before it was recorded (whose keys do not name one), None without one."""
+    if not store.exists():
+        return None
+    return dict((store.read_manifest().get("environment") or {}).get("asr_machine") or {})
+
+
 def measure(
     store: RunStore,
     samples: Sequence[Sample],
@@ -67,7 +76,8 @@ def measure(
 
         asr, spec = (m.asr, m.asr_model), AsrSpec(m.asr, m.asr_model, ex.asr_device)
         stage = TranscribeStage(store, replies, {s.id: s.lang for s in samples}, asr, functools.cache(spec),
-                                spec=spec, batch_size=ex.asr_batch_size, strict=cfg.strict)  # fmt: skip
+                                spec=spec, batch_size=ex.asr_batch_size, strict=cfg.strict,
+                                machine=None if compute else recorded_asr_machine(store))  # fmt: skip
         res = run_stage(store, stage, executor=executor, **kw)
         out.transcripts, out.counts["transcribe"] = res.records, res.counts
     res = run_stage(store, FeaturesStage(store, samples, replies, out.transcripts, feature_config(cfg), strict=cfg.strict), executor=executor, **kw)  # fmt: skip

@@ -1,7 +1,10 @@
 """transcribe: an ASR transcript (with word times) for every ok reply.
 
 Keyed by the reply's sha256 and the ASR backend + model, so a re-run with the same ASR reuses
-every transcript and a different ASR writes new records beside the old ones. A non-default way of
+every transcript and a different ASR writes new records beside the old ones. The key also names
+CTranslate2's version and CPU code path (ISA, GEMM backends: :func:`asr_machine`), since those
+change transcripts; the manifest records it, and ``stylebench report`` reads the transcripts made
+under the recorded one, so a run folder moved to another machine still reports. A non-default way of
 decoding (a GPU, batches: ``--asr-device``, ``--asr-batch-size``) is part of the key, since its
 transcripts can differ from the default's (:mod:`stylebench.metrics.asr.batched` says where).
 
@@ -62,17 +65,32 @@ def asr_variant(device: str = "cpu", batch_size: int = 1) -> str:
     return "+".join(parts)
 
 
-def asr_fp(backend: str, model: str, variant: str = "") -> str:
-    """Who transcribed, and under which decoding definition (the ASR spec version): a new
-    decoding rule makes new transcripts instead of reusing the old ones."""
+def asr_machine(backend: str, device: str = "cpu") -> dict[str, str]:
+    """The machine part of the ASR key: for faster-whisper, CTranslate2's version and, on CPU,
+    the ISA, CPU features and GEMM backends it decodes with (:mod:`stylebench.metrics.asr.isa`),
+    since transcripts differ between ISAs (docs/metrics.md, "Machine independence"); ``{}`` for
+    other backends."""
+    if backend != "faster-whisper":
+        return {}
+    from stylebench.metrics.asr.isa import ct2_cpu
+
+    cpu = ct2_cpu()
+    return cpu.key() if device == "cpu" else {"ctranslate2": cpu.ctranslate2}
+
+
+def asr_fp(backend: str, model: str, variant: str = "", machine: Mapping[str, str] | None = None) -> str:  # fmt: skip
+    """Who transcribed, under which decoding definition (the ASR spec version) and on which CPU
+    code path (``machine``, :func:`asr_machine`): a new decoding rule or another ISA makes new
+    transcripts instead of reusing the old ones."""
     from stylebench.metrics.asr.backends import SPEC
 
-    return fingerprint("asr", backend, model, f"v{SPEC.version}", *([variant] if variant else []))
+    extra = ([variant] if variant else []) + ([dict(machine)] if machine else [])
+    return fingerprint("asr", backend, model, f"v{SPEC.version}", *extra)
 
 
-def transcript_fp(asr: tuple[str, str], reply_sha: str, variant: str = "") -> str:
+def transcript_fp(asr: tuple[str, str], reply_sha: str, variant: str = "", machine: Mapping[str, str] | None = None) -> str:  # fmt: skip
     """The fingerprint of the transcript of one reply by one ASR."""
-    return fingerprint(asr_fp(*asr, variant), reply_sha)
+    return fingerprint(asr_fp(*asr, variant, machine), reply_sha)
 
 
 class TranscribeStage:
@@ -93,11 +111,14 @@ class TranscribeStage:
         spec: AsrSpec | None = None,
         batch_size: int = 1,
         strict: bool = False,
+        machine: Mapping[str, str] | None = None,
     ) -> None:
         self.store, self.replies, self.lang_of = store, replies, lang_of
         self.asr, self.get_asr, self.batch_size, self.strict = asr, get_asr, batch_size, strict
         self.resident = spec or AsrSpec(*asr)
         self.variant = asr_variant(self.resident.device, batch_size)
+        # this process's CPU code path, unless the caller names the one the records were made on
+        self.machine = dict(machine) if machine is not None else asr_machine(asr[0], self.resident.device)  # fmt: skip
         if batch_size > 1:
             self.unit = "batch"  # type: ignore[misc]
 
@@ -107,7 +128,7 @@ class TranscribeStage:
         for i in range(0, len(ok), self.batch_size):
             part = ok[i : i + self.batch_size]
             uid = f"{part[0][0][0]}/{part[0][0][1]}" + (f"+{len(part) - 1}" if len(part) > 1 else "")
-            units.append(Unit(uid, {k: transcript_fp(self.asr, r.sha256, self.variant) for k, r in part}, payload=part))  # fmt: skip
+            units.append(Unit(uid, {k: transcript_fp(self.asr, r.sha256, self.variant, self.machine) for k, r in part}, payload=part))  # fmt: skip
         return units
 
     def job(self, unit: Unit, done: Mapping[Key, Any]) -> TranscribeJob:
@@ -116,7 +137,7 @@ class TranscribeStage:
             for k, r in unit.payload
             if not (done.get(k) is not None and done[k].status == "ok")
         )
-        return TranscribeJob(items, self.batch_size, self.strict)
+        return TranscribeJob(items, self.batch_size, self.strict, self.machine)
 
     def accept(self, unit: Unit, outcomes: Iterable[TranscriptRecord], done: Mapping[Key, Any]) -> Iterable[TranscriptRecord]:  # fmt: skip
         return outcomes
@@ -132,6 +153,7 @@ class TranscribeJob:
     items: tuple[tuple[Key, str, Blob, str], ...]  # (key, fingerprint, audio, language)
     batch_size: int = 1
     strict: bool = False
+    machine: Mapping[str, str] | None = None  # the CPU code path the fingerprints name
 
     def shipped(self) -> TranscribeJob:
         return replace(self, items=tuple((k, fp, b.shipped(), lang) for k, fp, b, lang in self.items))
@@ -140,6 +162,11 @@ class TranscribeJob:
         """Yield one record per item; with one item its errors propagate (the stage's error
         record, as before batching), with several an unreadable reply is its own error record."""
         raw = {PROVENANCE: dict(where)} if where else {}
+        if self.machine and getattr(asr, "backend", None) == "faster-whisper":
+            here = asr_machine("faster-whisper", getattr(asr, "device", "cpu"))
+            if here != dict(self.machine):  # e.g. an ASR actor on a node with another ISA
+                diff = ", ".join(f"{k}: {self.machine.get(k)!r} here {here.get(k)!r}" for k in sorted(set(here) | set(self.machine)) if here.get(k) != self.machine.get(k))  # fmt: skip
+                raise RuntimeError(f"the ASR runs on another CPU code path than its records' key names ({diff}); transcribe where the run was planned, or on machines of one kind")  # fmt: skip
         with tempfile.TemporaryDirectory(prefix="stylebench-job-") as tmp:
             loaded, failed = [], {}
             for key, fp, blob, lang in self.items:
@@ -172,7 +199,10 @@ def _record(key: Key, fp: str, tr: Any, raw: dict[str, Any]) -> TranscriptRecord
 
 
 def current_transcripts(
-    replies: Mapping[Key, Any], transcripts: Mapping[Key, Any], asr: tuple[str, str] | None
+    replies: Mapping[Key, Any],
+    transcripts: Mapping[Key, Any],
+    asr: tuple[str, str] | None,
+    machine: Mapping[str, str] | None = None,
 ) -> dict[Key, Any]:
     """The transcripts (ok or error) of the current replies by this ASR; none without ASR."""
     if asr is None:
@@ -180,6 +210,7 @@ def current_transcripts(
     out = {}
     for k, r in replies.items():
         t = transcripts.get(k)
-        if r.status == "ok" and t is not None and t.fp == transcript_fp(asr, r.sha256):
+        fp = transcript_fp(asr, r.sha256, machine=machine) if r.status == "ok" else None
+        if t is not None and t.fp == fp:
             out[k] = t
     return out
