@@ -173,7 +173,9 @@ def blocking_flags(values: dict[str, float], flags: list[str]) -> list[str]:
     text channel exists), ``level_spread_db``, ``f0_std_st`` and ``f0_voiced_span_share``.
     """
     out = []
-    syl = [values[k] for k in ("syllables", "text_syllables") if k in values]
+    # a count in the wrong script says nothing about length (English text under a Mandarin item)
+    wrong = {"syllables": "asr_wrong_script", "text_syllables": "text_wrong_script"}
+    syl = [values[k] for k, w in wrong.items() if k in values and w not in flags]
     active = values.get("active_s", 0.0)
     if active < MIN_SPEECH_S or (syl and max(syl) < MIN_SYLLABLES):
         out.append("too_short")

@@ -54,7 +54,9 @@ def test_batched_transcripts_equal_one_by_one(small_set):
     one = [asr.transcribe(*it) for it in items]
     many = asr.transcribe_batch(items, batch_size=4)
     assert [(t.text, t.flags, [w.text for w in t.words]) for t in many] == [(t.text, t.flags, [w.text for w in t.words]) for t in one]  # fmt: skip
-    assert all(t.text for t, it in zip(one, items, strict=True) if it[2] == "en")  # real words compared
+    assert all(
+        t.text for t, it in zip(one, items, strict=True) if it[2] == "en"
+    )  # real words compared
     # word times: aligned against the duration rounded up to a second (one 20 ms frame apart)
     gaps = [abs(a.start - b.start) for x, y in zip(one, many, strict=True) for a, b in zip(x.words, y.words, strict=True)]  # fmt: skip
     assert max(gaps) <= 0.021

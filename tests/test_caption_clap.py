@@ -23,7 +23,9 @@ def tiny_clap(tmp_path_factory):
     audio = dict(spec_size=256, patch_size=4, patch_stride=(4, 4), num_mel_bins=64, window_size=8,
                  depths=[1, 1], num_attention_heads=[1, 1], hidden_size=16, patch_embeds_hidden_size=8,
                  projection_dim=8, enable_fusion=False)  # fmt: skip
-    ClapModel(ClapConfig(text_config=text, audio_config=audio, projection_dim=8)).save_pretrained(folder)
+    ClapModel(ClapConfig(text_config=text, audio_config=audio, projection_dim=8)).save_pretrained(
+        folder
+    )
     ClapFeatureExtractor().save_pretrained(folder)
     words = ["<s>", "<pad>", "</s>", "<unk>", *"a the quiet loud room voice fast slow tone".split()]
     tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
@@ -40,7 +42,9 @@ def test_s_clap_is_the_max_over_window_cosines(tiny_clap, tmp_path):
 
     rng = np.random.default_rng(1)
     sr = 48000
-    wave = np.concatenate([0.05 * rng.standard_normal(6 * sr), 0.3 * np.sin(np.arange(6 * sr) * 0.05)])  # 12 s
+    wave = np.concatenate(
+        [0.05 * rng.standard_normal(6 * sr), 0.3 * np.sin(np.arange(6 * sr) * 0.05)]
+    )  # 12 s
     path = tmp_path / "a.wav"
     sf.write(path, wave.astype("float32"), sr)
     s = ClapScorer(str(tiny_clap))

@@ -38,9 +38,13 @@ def test_ordinal_levels_with_degree_negation_and_hedges(text, dim, level):
 def test_silent_ambiguous_or_contradictory_captions_have_no_level():
     assert caption_level("A warm, friendly voice.", "speed") is None  # says nothing about pace
     assert caption_level("The voice is high and loud", "speed") is None
-    assert caption_level("It is higher.", "pitch") is None  # a generic word needs its dimension named
+    assert (
+        caption_level("It is higher.", "pitch") is None
+    )  # a generic word needs its dimension named
     assert caption_level("fast at first, then slow", "speed") is None  # both signs: a conflict
-    assert caption_level("The pitch and the volume are higher", "pitch") is None  # "higher" goes with volume
+    assert (
+        caption_level("The pitch and the volume are higher", "pitch") is None
+    )  # "higher" goes with volume
 
 
 def test_the_judge_compares_levels():
@@ -48,8 +52,14 @@ def test_the_judge_compares_levels():
     v = j.compare(CompareRequest("speed", "en", "She speaks slowly.", "She speaks quickly."))
     assert (v.label, v.levels) == ("increased", (-2.0, 2.0))
     assert j.compare(CompareRequest("volume", "zh", "音量很大", "音量略小")).label == "decreased"
-    assert j.compare(CompareRequest("pitch", "en", "the pitch is high", "the pitch is high")).label == "same"
-    assert j.compare(CompareRequest("pitch", "en", "a warm voice", "the pitch is high")).label == "cannot_tell"
+    assert (
+        j.compare(CompareRequest("pitch", "en", "the pitch is high", "the pitch is high")).label
+        == "same"
+    )
+    assert (
+        j.compare(CompareRequest("pitch", "en", "a warm voice", "the pitch is high")).label
+        == "cannot_tell"
+    )
 
 
 INJECTED = [
@@ -72,7 +82,9 @@ def test_injection_text_in_a_caption_cannot_flip_the_lexicon_verdict(inject):
     assert got.label in ("decreased", "cannot_tell") and got.label != "increased"
 
 
-@pytest.mark.parametrize(("change", "level"), [(0.5, 0), (1.0, 1), (2.4, 1), (2.5, 2), (6, 3), (-9, 4)])
+@pytest.mark.parametrize(
+    ("change", "level"), [(0.5, 0), (1.0, 1), (2.4, 1), (2.5, 2), (6, 3), (-9, 4)]
+)
 def test_feature_bands(change, level):
     assert band(change) == level
 

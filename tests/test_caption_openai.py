@@ -52,10 +52,20 @@ class CannedServer:
                 content = body["messages"][-1]["content"]
                 audio = isinstance(content, list) and content[0]["type"] == "input_audio"
                 if body.get("logprobs"):
-                    choice = {"message": {"role": "assistant", "content": "0.85"}, "logprobs": {"content": LOGPROBS}}
+                    choice = {
+                        "message": {"role": "assistant", "content": "0.85"},
+                        "logprobs": {"content": LOGPROBS},
+                    }
                 else:
-                    choice = {"message": {"role": "assistant", "content": CAPTION if audio else srv.verdict}}
-                data = json.dumps({"object": "chat.completion", "choices": [{"index": 0, **choice}]}).encode()
+                    choice = {
+                        "message": {
+                            "role": "assistant",
+                            "content": CAPTION if audio else srv.verdict,
+                        }
+                    }
+                data = json.dumps(
+                    {"object": "chat.completion", "choices": [{"index": 0, **choice}]}
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -104,23 +114,34 @@ def test_openai_captioner_and_llm_judge_end_to_end_with_resume(small_set, tmp_pa
     by_key = {(r["sample_id"], r["turn"]): r for r in replies.values()}
     for c in caps:  # the fingerprint holds the captioner, the instruction's hash and the reply's
         assert c["status"] == "ok" and c["text"] == CAPTION
-        assert c["fp"] == fingerprint(base, ins.sha256, by_key[(c["sample_id"], c["turn"])]["sha256"], [])
+        assert c["fp"] == fingerprint(
+            base, ins.sha256, by_key[(c["sample_id"], c["turn"])]["sha256"], []
+        )
     cells = {c["direction"]: c for c in res.report["captions"]["cells"]}
-    assert cells["intensify"]["vsp"] == 100.0 and cells["attenuate"]["vsp"] == 0.0  # canned "increased"
+    assert (
+        cells["intensify"]["vsp"] == 100.0 and cells["attenuate"]["vsp"] == 0.0
+    )  # canned "increased"
     assert res.report["captions"]["circular"] is False
     n = len(server.bodies)
-    again = run(_cfg(small_set, tmp_path, server.url), progress=False)  # resume: nothing asked again
+    again = run(
+        _cfg(small_set, tmp_path, server.url), progress=False
+    )  # resume: nothing asked again
     assert len(server.bodies) == n and again.counts["caption"]["ok"] == 0 and again.counts["caption_judge"]["ok"] == 0  # fmt: skip
     folder = tmp_path / "prompts"
     folder.mkdir()
     (folder / "pitch.txt").write_text("Describe the pitch in {{language}}, briefly.")
     third = run(_cfg(small_set, tmp_path, server.url, caption_prompt=str(folder)), progress=False)
     assert third.counts["caption"]["ok"] == 6  # a new prompt hash: new captions beside the old ones
-    assert server.bodies[n]["messages"][0]["content"][1]["text"] == "Describe the pitch in English, briefly."
+    assert (
+        server.bodies[n]["messages"][0]["content"][1]["text"]
+        == "Describe the pitch in English, briefly."
+    )
     from stylebench.pipeline.commands import rescore
 
     m = len(server.bodies)  # another captioner on re-scoring: the openai one's options are dropped
-    other = rescore(res.store.root, {"captioner": "features", "caption_judge": "lexicon"}, progress=False)
+    other = rescore(
+        res.store.root, {"captioner": "features", "caption_judge": "lexicon"}, progress=False
+    )
     assert other.counts["caption"]["ok"] == 6 and len(server.bodies) == m
     assert other.report["captions"]["circular"] is True
 
@@ -151,7 +172,11 @@ def test_fleur_from_served_logprobs_is_0876(server, tmp_path):
 def test_injections_in_captions_stay_fenced_and_cannot_flip_the_verdict(server):
     server.verdict = '{"verdict": "decreased", "reason": "lower"}'
     j = OpenAICaptionJudge("judge-model", server.url, concurrency=4, retries=0)
-    reqs = [CompareRequest("volume", lang, "The voice is loud.", t) for t in INJECTIONS for lang in ("en", "zh")]
+    reqs = [
+        CompareRequest("volume", lang, "The voice is loud.", t)
+        for t in INJECTIONS
+        for lang in ("en", "zh")
+    ]
     assert all(v.label == "decreased" for v in j.compare_many(reqs))
     sent = {b["messages"][-1]["content"]: b for b in server.bodies}
     prompt = j.compare_prompt
@@ -169,7 +194,9 @@ def test_caption_eval_of_a_run_fleur_ties_and_styleinstructcaps(small_set, tmp_p
     from stylebench.pipeline.caption_eval import EvalOptions, evaluate
 
     res = run(_cfg(small_set, tmp_path, server.url, lang="all"), progress=False)
-    server.verdict = '{"score": 7, "reason": "consistent"}'  # a meta answer; not a valid hallucination/IFA one
+    server.verdict = (
+        '{"score": 7, "reason": "consistent"}'  # a meta answer; not a valid hallucination/IFA one
+    )
     n = len(server.bodies)
     out = evaluate(res.store.root, EvalOptions(judge_url=server.url, judge_model="judge-model",
                                                fleur_url=server.url, fleur_model="lalm"))  # fmt: skip
@@ -178,8 +205,15 @@ def test_caption_eval_of_a_run_fleur_ties_and_styleinstructcaps(small_set, tmp_p
     assert sic["meta"]["mean_score"] == 7.0 and sic["meta"]["n_ok"] == 12
     assert sic["hallucination"]["n_unparseable"] == 12 and sic["ifa"]["n_unparseable"] == 12
     caf = out["caf"]
-    assert caf["fleur_n_ok"] == 12 and all(p["fleur"] == pytest.approx(0.876) for p in caf["per_caption"])
-    assert caf["ties"]["fleur"] == {"n_pairs": 8, "tie_rate": 1.0}  # one canned distribution: all tie
+    assert caf["fleur_n_ok"] == 12 and all(
+        p["fleur"] == pytest.approx(0.876) for p in caf["per_caption"]
+    )
+    assert caf["ties"]["fleur"] == {
+        "n_pairs": 8,
+        "tie_rate": 1.0,
+    }  # one canned distribution: all tie
     sc = out["speaker_consistency"]
-    assert sc["eer"] == 0.5 and "E5-small" in sc["encoder"]  # identical captions tell no speaker apart
+    assert (
+        sc["eer"] == 0.5 and "E5-small" in sc["encoder"]
+    )  # identical captions tell no speaker apart
     assert json.loads((res.store.root / "caption_eval.json").read_text())["n_captions"] == 12

@@ -31,7 +31,11 @@ def test_aggregates_by_hand():
     h = [sic.parse("hallucination", json.dumps({"score": s, "severity": v, "reason": ""}))
          for s, v in ((1, "Low"), (2, "Low"), (6, "Medium"), (9, "High"))]  # fmt: skip
     out = sic.summarise([*h, sic.parse("hallucination", "nope"), JudgeError("down")])
-    assert out["mean_score"] == 4.5 and out["severity_pct"] == {"Low": 50.0, "Medium": 25.0, "High": 25.0}
+    assert out["mean_score"] == 4.5 and out["severity_pct"] == {
+        "Low": 50.0,
+        "Medium": 25.0,
+        "High": 25.0,
+    }
     assert (out["n"], out["n_ok"], out["n_unparseable"], out["n_error"]) == (6, 4, 1, 1)
     ifa = [sic.parse("ifa", json.dumps({"outcome": o, "score": s, "reason": ""}))
            for o, s in (("Success", 9), ("Partial Success", 7), ("Failure", 2), ("Success", 8))]  # fmt: skip
@@ -39,14 +43,19 @@ def test_aggregates_by_hand():
     assert out["success_rate"] == 50.0 and out["mean_score"] == 6.5  # partial success is no success
     fams = sic.unseen_instructions()
     assert set(fams) == {"slot_schema", "strict_json", "lexical_length", "rating_scale", "persona"}
-    assert sic.ifa_by_family({"strict_json": ifa[:1], "persona": ifa[1:]})["persona"]["success_rate"] == 33.33
+    assert (
+        sic.ifa_by_family({"strict_json": ifa[:1], "persona": ifa[1:]})["persona"]["success_rate"]
+        == 33.33
+    )
 
 
 def test_reply_metadata_comes_from_the_reply():
     from test_caption_metrics import _sample
 
     s = _sample(0, "attenuate", "speed")
-    meta = sic.reply_metadata(s, 2, {"speed": 200.0, "pitch": 100.0}, {"speed": 250.0, "pitch": 100.0})
+    meta = sic.reply_metadata(
+        s, 2, {"speed": 200.0, "pitch": 100.0}, {"speed": 250.0, "pitch": 100.0}
+    )
     assert meta["requested"] == "attenuate speed" and meta["language"] == "en"
     assert meta["measured_speed"] == "the pace is clearly slower (against turn 1)"  # -20 % = 4 JND
     assert meta["measured_pitch"] == "the pitch is about the same (against turn 1)"

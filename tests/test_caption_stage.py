@@ -29,7 +29,10 @@ def _lines(store, stage):
 def test_reference_caption_vsp_is_100_and_neutral_0_and_labelled_circular(runs):
     for model, want in (("reference", 100.0), ("neutral", 0.0)):
         block = runs[model].report["captions"]
-        assert block["circular"] is True and block["captions"]["n_ok"] == block["captions"]["n_total"] == 6
+        assert (
+            block["circular"] is True
+            and block["captions"]["n_ok"] == block["captions"]["n_total"] == 6
+        )
         assert [c["vsp"] for c in block["cells"]] == [want] * 4, model
         assert all(c["cannot_tell_rate"] == 0.0 for c in block["cells"])
         assert any("CIRCULAR" in n for n in runs[model].report["notes"])
@@ -54,8 +57,12 @@ def test_records_resume_and_rescoring_never_recaptions(runs, tmp_path):
     verdicts = [json.loads(x) for x in _lines(res.store, "caption_judge")]
     assert sorted({r["turn"] for r in verdicts}) == [2, 3]
     before = {s: len(_lines(res.store, s)) for s in ("caption", "caption_judge")}
-    out = rescore(dest, {"pitch_st": 3.0}, progress=False)  # new threshold: scores change, captions do not
-    assert out.counts["caption"]["ok"] == 0 and out.counts["caption"]["skipped"] == before["caption"]
+    out = rescore(
+        dest, {"pitch_st": 3.0}, progress=False
+    )  # new threshold: scores change, captions do not
+    assert (
+        out.counts["caption"]["ok"] == 0 and out.counts["caption"]["skipped"] == before["caption"]
+    )
     assert out.counts["caption_judge"]["ok"] == 0
     assert {s: len((dest / f"{s}.jsonl").read_text().splitlines()) for s in before} == before
 

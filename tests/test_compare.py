@@ -108,8 +108,12 @@ def test_runs_with_other_thresholds_or_sets_are_refused(compared, tmp_path, caps
     notes = json.loads((tmp_path / "c" / "compare.json").read_text(encoding="utf-8"))["notes"]
     assert any("thresholds" in n and "volume_db" in n for n in notes)
     a = load_run(compared["neutral"])
-    b = dataclasses.replace(a, label="x", settings={**a.settings, "dialogues": {"checksum": "0" * 64}})
-    with pytest.raises(ValueError, match=r"not comparable: they differ in dialogues.checksum \(neutral=c"):
+    b = dataclasses.replace(
+        a, label="x", settings={**a.settings, "dialogues": {"checksum": "0" * 64}}
+    )
+    with pytest.raises(
+        ValueError, match=r"not comparable: they differ in dialogues.checksum \(neutral=c"
+    ):
         check_compatible([a, b])
 
 
@@ -119,7 +123,9 @@ def test_report_renders_sorts_and_plays_in_chromium(compared, chromium_path):
     page_path = compared["folder"] / "compare.html"
     errors: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path, headless=True, args=["--no-sandbox"])
+        browser = p.chromium.launch(
+            executable_path=chromium_path, headless=True, args=["--no-sandbox"]
+        )
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -144,7 +150,10 @@ def test_report_renders_sorts_and_plays_in_chromium(compared, chromium_path):
         )
         assert duration > 0.5
         assert XSS in (page.text_content("body") or "")
-        assert page.locator("script").count() == 1 and page.locator("img:not([src^='data:'])").count() == 0
+        assert (
+            page.locator("script").count() == 1
+            and page.locator("img:not([src^='data:'])").count() == 0
+        )
         browser.close()
     assert errors == []
 
@@ -156,7 +165,9 @@ def test_asr_code_path_warnings_reach_every_output(compared, tmp_path, monkeypat
     monkeypatch.setattr(command, "asr_machine_warnings", lambda runs: [f"warning: {len(runs)} runs, other ISAs"])  # fmt: skip
     ref = next(p for p in compared["out"].iterdir() if p.name.startswith("reference"))
     result, md, folder = compare_command([compared["neutral"], ref], out=tmp_path / "c", n_boot=20, calibration=False)  # fmt: skip
-    assert "warning: 2 runs, other ISAs" in result["notes"] and "- warning: 2 runs, other ISAs" in md
+    assert (
+        "warning: 2 runs, other ISAs" in result["notes"] and "- warning: 2 runs, other ISAs" in md
+    )
     assert "warning: 2 runs, other ISAs" in (folder / "compare.html").read_text(encoding="utf-8")
     rows = list(csv.DictReader((folder / "leaderboard.csv").open(encoding="utf-8")))
     assert {r["asr_cpu"] for r in rows} == {"none"}

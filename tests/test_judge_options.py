@@ -32,7 +32,9 @@ def test_make_judge_options():
     with pytest.raises(ValueError, match="needs a model"):
         make_judge(make_config(judge="openai").judge)
     with pytest.raises(ValueError, match="takes no --judge-url"):
-        make_judge(make_config(judge="transformers", judge_model="m", judge_url="http://x/v1").judge)
+        make_judge(
+            make_config(judge="transformers", judge_model="m", judge_url="http://x/v1").judge
+        )
     with pytest.raises(KeyError, match="did you mean"):
         make_judge(make_config(judge="opena1").judge)
     assert make_judge(make_config(judge="none").judge) is None
@@ -59,7 +61,9 @@ def test_the_paper_judge_model_still_gets_a_note_that_the_prompts_are_ours():
     note = approximation_note(desc, "openai")
     assert note and "stylebench's own prompts" in note and not is_approximation(desc, "openai")
     other = approximation_note({"model": "llama"}, "openai")
-    assert "approximation of the paper's judge" in other and is_approximation({"model": "llama"}, "openai")
+    assert "approximation of the paper's judge" in other and is_approximation(
+        {"model": "llama"}, "openai"
+    )
 
 
 def test_shuffled_model_swaps_content_and_keeps_the_steps(tmp_path, monkeypatch):

@@ -44,7 +44,9 @@ def test_auto_input_falls_back_to_the_text_channel_for_unfaithful_transcripts(tm
     samples = [s for s in load_set(cfg.dialogues)[0] if s.id in replied]
     assert len(samples) == 2
     heard = latest(store, "transcribe")
-    assert {src for src, _ in sample_inputs(samples, replies, heard, 0.3).values()} == {"transcript"}
+    assert {src for src, _ in sample_inputs(samples, replies, heard, 0.3).values()} == {
+        "transcript"
+    }
     # the ASR mishears turn 3 of the first sample: a later record for the same reply wins
     sid = samples[0].id
     old = heard[(sid, 3)]
@@ -53,7 +55,9 @@ def test_auto_input_falls_back_to_the_text_channel_for_unfaithful_transcripts(tm
     texts = {k: r.text for (s_, k), r in replies.items() if s_ == sid}
     auto = sample_inputs(samples, replies, heard, 0.3)
     assert auto[sid] == ("text_fallback", texts) and auto[samples[1].id][0] == "transcript"
-    assert sample_inputs(samples, replies, heard)[sid][1][3] == "bananas in pyjamas"  # transcript mode
+    assert (
+        sample_inputs(samples, replies, heard)[sid][1][3] == "bananas in pyjamas"
+    )  # transcript mode
     rep = rescore(store.root, {"judge_input": "auto"}, progress=False).report
     assert rep["judge"]["sources"] == {"text_fallback": 1, "transcript": 1}
     assert any("text channel for 1 whose transcripts disagreed" in n for n in rep["notes"])

@@ -17,14 +17,3 @@ def test_every_package_folder_is_declared_in_pyproject():
             rel = init.parent.relative_to(REPO / folder)
             found.add(".".join((name, *rel.parts)))
     assert set(cfg["packages"]) == found
-
-
-def test_no_source_file_is_over_300_lines():
-    roots = ("stylebench", "model_wrappers", "metrics", "synth", "dialogues", "benchmarks", "tests")
-    long = {
-        str(p.relative_to(REPO)): n
-        for root in roots
-        for p in (REPO / root).rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 300
-    }
-    assert long == {}

@@ -189,7 +189,9 @@ def test_low_confidence_redecodes_but_keeps_first_when_retry_is_empty() -> None:
 
 @needs_base
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
-def test_same_audio_gives_the_same_transcript(base_cache: tuple[Path, Path, dict[str, int]]) -> None:
+def test_same_audio_gives_the_same_transcript(
+    base_cache: tuple[Path, Path, dict[str, int]],
+) -> None:
     """A noisy, fast espeak Mandarin clip made Whisper's sampled temperature fallback give 2-3
     different transcripts in 3 calls; the deterministic ladder gives one."""
     from stylebench.synth.base import Style

@@ -27,8 +27,12 @@ def test_fast_edit_distance_matches_the_textbook_programme():
 
     rng = random.Random(7)
     for _ in range(200):
-        a = [rng.choice(["the", "a", "cat", "sat", "我", "你"]) for _ in range(rng.randrange(0, 25))]
-        b = [rng.choice(["the", "a", "cat", "sat", "我", "你"]) for _ in range(rng.randrange(0, 25))]
+        a = [
+            rng.choice(["the", "a", "cat", "sat", "我", "你"]) for _ in range(rng.randrange(0, 25))
+        ]
+        b = [
+            rng.choice(["the", "a", "cat", "sat", "我", "你"]) for _ in range(rng.randrange(0, 25))
+        ]
         assert edit_distance(a, b) == edit_distance_reference(a, b)
 
 
@@ -72,5 +76,7 @@ def test_a_homophone_is_the_syllable_that_was_said():
     syllable heard wrong (两 liang written as 三 san) still counts."""
     said = "仙人掌比较耐旱，一般两到三周浇一次水。"
     assert transcript_error_rate(said, "先人長比較耐汗,一般兩到三周交一次水。", "zh") == 0.0
-    assert transcript_error_rate(said, "先人長比較耐汗,一般三到三周交一次水。", "zh") == pytest.approx(1 / 17)
+    assert transcript_error_rate(
+        said, "先人長比較耐汗,一般三到三周交一次水。", "zh"
+    ) == pytest.approx(1 / 17)
     assert tokens("我有3个", "zh") == ["wo", "you", "3", "ge"]  # a digit is one token

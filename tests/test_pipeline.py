@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from signals import speechlike
 
 from stylebench.config import make_config
 from stylebench.metrics.dims.base import ScoreContext
@@ -118,8 +119,7 @@ class BadAudioModel(SpeechModel):
         self.n += 1
         path = self.tmp / f"r{self.n}.wav"
         sr = 16000
-        t = np.arange(sr) / sr
-        x = (0.3 * sum(np.sin(2 * np.pi * 140 * h * t) / h for h in range(1, 5))).astype(np.float32)
+        x = speechlike(sr, 1.5, 140.0)  # a pure tone would be unscored (not speech)
         x *= 1 + 0.3 * len(history)  # louder each turn
         kind = (
             self.KINDS[(self.n - 1) // 3]
@@ -141,7 +141,7 @@ class BadAudioModel(SpeechModel):
             sf.write(str(path), x[::4], 4000)
         else:
             sf.write(str(path), x, sr)
-        return Turn("assistant", "hello", str(path), sr)
+        return Turn("assistant", "hello there, how are you", str(path), sr)
 
 
 def respond(store, samples, model, set_root, decode=DecodeConfig()):

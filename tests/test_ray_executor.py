@@ -73,7 +73,9 @@ def test_ray_run_equals_the_serial_run(small_set, tmp_path, serial_run):
     assert all("executor" in f["raw"] for f in stored(res.store.root, "features"))
     from stylebench.pipeline.commands import rescore
 
-    again = rescore(res.store.root, {"executor": "ray", "vad": "silero"}, progress=False)  # score on Ray
+    again = rescore(
+        res.store.root, {"executor": "ray", "vad": "silero"}, progress=False
+    )  # score on Ray
     assert again.counts["features"] == {"ok": 12, "error": 0, "skipped": 0}  # new VAD: remeasured
     assert {f["raw"]["executor"]["role"] for f in stored(res.store.root, "features")} == {"task"}
 

@@ -47,6 +47,7 @@ CHANGES: dict[str, tuple[str, str, float]] = {  # name -> (dim, ffmpeg -af, appl
     "tempo_x1.25": ("speed", "atempo=1.25", 25.0),
 }
 
+
 def _manifest() -> dict[str, dict[str, Any]]:
     data = json.loads(MANIFEST.read_text(encoding="utf-8"))
     return {c["id"]: c for c in data["clips"]}

@@ -16,11 +16,30 @@ def test_every_part_of_the_key_changes_it():
     ident = Identity.of({"name": "m", "revision": "1"}, DecodeConfig())
     base = turn_fp(ident, sample(), 2, ["sha1"])
     changed = {
-        "model": turn_fp(Identity.of({"name": "m", "revision": "2"}, DecodeConfig()), sample(), 2, ["sha1"]),  # fmt: skip
-        "temperature": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(temperature=0.5)), sample(), 2, ["sha1"]),  # fmt: skip
-        "top_p": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(top_p=0.9)), sample(), 2, ["sha1"]),  # fmt: skip
-        "max_new_tokens": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(max_new_tokens=5)), sample(), 2, ["sha1"]),  # fmt: skip
-        "seed": turn_fp(Identity.of({"name": "m", "revision": "1"}, DecodeConfig(seed=3)), sample(), 2, ["sha1"]),  # fmt: skip
+        "model": turn_fp(
+            Identity.of({"name": "m", "revision": "2"}, DecodeConfig()), sample(), 2, ["sha1"]
+        ),  # fmt: skip
+        "temperature": turn_fp(
+            Identity.of({"name": "m", "revision": "1"}, DecodeConfig(temperature=0.5)),
+            sample(),
+            2,
+            ["sha1"],
+        ),  # fmt: skip
+        "top_p": turn_fp(
+            Identity.of({"name": "m", "revision": "1"}, DecodeConfig(top_p=0.9)),
+            sample(),
+            2,
+            ["sha1"],
+        ),  # fmt: skip
+        "max_new_tokens": turn_fp(
+            Identity.of({"name": "m", "revision": "1"}, DecodeConfig(max_new_tokens=5)),
+            sample(),
+            2,
+            ["sha1"],
+        ),  # fmt: skip
+        "seed": turn_fp(
+            Identity.of({"name": "m", "revision": "1"}, DecodeConfig(seed=3)), sample(), 2, ["sha1"]
+        ),  # fmt: skip
         "sample": turn_fp(ident, sample(content="other"), 2, ["sha1"]),
         "turn": turn_fp(ident, sample(), 3, ["sha1"]),
         "earlier reply": turn_fp(ident, sample(), 2, ["sha2"]),

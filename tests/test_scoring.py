@@ -191,7 +191,9 @@ def test_bootstrap_is_the_percentile_interval_over_every_value():
     spread = list(np.random.default_rng(9).normal(size=25))  # continuous: no ties among means
     rng = np.random.default_rng(5)
     means = np.asarray(spread)[rng.integers(0, 25, size=(300, 25))].mean(axis=1)
-    assert bootstrap_ci(spread, n_boot=300, seed=5, ci=0.9) == tuple(np.percentile(means, [5.0, 95.0]))
+    assert bootstrap_ci(spread, n_boot=300, seed=5, ci=0.9) == tuple(
+        np.percentile(means, [5.0, 95.0])
+    )
     assert bootstrap_ci(vals, n_boot=400, seed=1, ci=0.5) != (lo, hi)
     for bad in (-0.5, 0.0, 1.0, 1.5):
         with pytest.raises(ValueError, match="ci must be"):

@@ -37,7 +37,6 @@ def test_audio_paths_stay_inside_the_run_folder(tmp_path):
     assert st.audio_path("s", 1, "-x") == tmp_path / "audio" / "s_t1-x.wav"
 
 
-
 def test_ok_is_not_superseded_by_later_error_of_same_fp(tmp_path):
     st = RunStore(tmp_path)
     st.append("respond", rec("a", 1, "ok", text="keep"))

@@ -27,7 +27,9 @@ def test_values_flags_and_errors_per_turn():
     replies = {("p", 1): ok_reply("p", 1), ("p", 2): ok_reply("p", 2),
                ("p", 3): RespondRecord("p", 3, "error", "f", error="CUDA out of memory\nTraceback")}  # fmt: skip
     features = {
-        ("p", 1): feat("p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_agreed=200.0, f0_mean=190.0),  # fmt: skip
+        ("p", 1): feat(
+            "p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_agreed=200.0, f0_mean=190.0
+        ),  # fmt: skip
         ("p", 2): FeatureRecord("p", 2, "error", "f", error="AudioError: silent"),
     }
     got = collect_turn_scores([s], replies, features, ScoreContext())
@@ -37,7 +39,9 @@ def test_values_flags_and_errors_per_turn():
         (3, None, "respond: CUDA out of memory"),
     ]
     assert got[0].flags == ("f0_octave_suspect",)  # only the flags that concern pitch
-    assert collect_turn_scores([s], {}, {}, ScoreContext())[0].error.startswith("respond: no record")
+    assert collect_turn_scores([s], {}, {}, ScoreContext())[0].error.startswith(
+        "respond: no record"
+    )
     assert collect_turn_scores([s], replies, {}, ScoreContext())[0].error.startswith("features: not computed")  # fmt: skip
     assert collect_turn_scores([s], replies, features, ScoreContext(pitch_stat="mean"))[0].value == 190.0  # fmt: skip
 
@@ -58,8 +62,16 @@ def test_speed_source_flags_every_turn_of_the_sample():
 def test_emotion_is_the_prosodic_index_against_turn_1():
     s = sample("e", "emotion", emotion="sad")
     replies = {("e", k): ok_reply("e", k) for k in (1, 2, 3)}
-    base = {"f0_mean_agreed": 200.0, "f0_std_st": 2.0, "rms_active_dbfs": -20.0, "nuclei_spm": 240.0}
-    louder = {**base, "rms_active_dbfs": -16.0}  # +4 dB: index (0 + 0 + 4 + 0) / 4 = 1, sign - for sad
+    base = {
+        "f0_mean_agreed": 200.0,
+        "f0_std_st": 2.0,
+        "rms_active_dbfs": -20.0,
+        "nuclei_spm": 240.0,
+    }
+    louder = {
+        **base,
+        "rms_active_dbfs": -16.0,
+    }  # +4 dB: index (0 + 0 + 4 + 0) / 4 = 1, sign - for sad
     features = {("e", 1): feat("e", 1, **base), ("e", 2): feat("e", 2, **louder), ("e", 3): feat("e", 3, ["f0_extractors_disagree"], **base)}  # fmt: skip
     got = collect_turn_scores([s], replies, features, ScoreContext())
     assert [t.value for t in got[:2]] == pytest.approx([0.0, -1.0]) and got[0].group == "sad"

@@ -92,6 +92,9 @@ def test_rules_read_their_thresholds():
     assert validity.blocking_flags({**base, "active_s": 0.9}, []) == ["too_short"]
     assert validity.blocking_flags({**base, "syllables": 3.0}, []) == ["too_short"]
     assert validity.blocking_flags({**base, "text_syllables": 12.0, "syllables": 3.0}, []) == []
+    # a count in the wrong script (English text under a Mandarin item) does not count
+    no_han = {**base, "text_syllables": 0.0}
+    assert validity.blocking_flags(no_han, ["text_wrong_script"]) == []
     steady = {**base, "level_spread_db": 3.0}
     assert validity.blocking_flags(steady, []) == []  # the transcript vouches for words
     assert validity.blocking_flags(steady, ["asr_repetition"]) == ["not_speech"]

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import threading
 import time
@@ -42,18 +41,15 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import numpy as np
-import soundfile as sf
-
 SR = 24000
 STAGE_DEFAULT_MAX_TOKENS = 2048
 
 
-def tone_wav(hz: float, seconds: float = 0.6, sr: int = SR) -> bytes:
-    t = np.arange(int(sr * seconds)) / sr
-    buf = io.BytesIO()
-    sf.write(buf, 0.3 * np.sin(2 * np.pi * hz * t), sr, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
+def tone_wav(hz: float, seconds: float = 1.5, sr: int = SR) -> bytes:
+    """A speech-like reply at ``hz`` (tests/signals.py): a pure tone would be unscored."""
+    from signals import speechlike_wav
+
+    return speechlike_wav(sr, seconds, hz)
 
 
 class RendererError(ValueError):
