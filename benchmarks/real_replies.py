@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import json
 import sys
 import time
@@ -33,40 +32,16 @@ from typing import Any
 
 import numpy as np
 import real_replies_refs as refs
+from asr_cache import cached_transcript
 from real_replies_report import render, summarise
 
 DIMS = ("pitch", "volume", "speed")
 CROP_SOURCE = "en/replies/acoustic_properties-pitch-50-Baichuan-Audio.mp3"  # "One, two, ..."
-_ASR: dict[str, Any] = {}  # one Whisper model per worker process, made on first use
-
-
-def _asr() -> Any:
-    if "base" not in _ASR:
-        from stylebench.metrics.asr.backends import FasterWhisperASR
-
-        _ASR["base"] = FasterWhisperASR("base")
-    return _ASR["base"]
 
 
 def transcript(wave: np.ndarray, sr: int, lang: str, cache: Path) -> dict[str, Any]:
-    """What a run's transcribe stage would record, cached by decoded samples, language and model."""
-    from stylebench.metrics.asr.backends import SPEC
-
-    h = hashlib.sha256(np.ascontiguousarray(wave, dtype=np.float32).tobytes())
-    h.update(f"|{sr}|{lang}|faster-whisper:base|{SPEC.version}".encode())
-    f = cache / "asr" / f"{h.hexdigest()[:32]}.json"
-    if f.exists():
-        return json.loads(f.read_text(encoding="utf-8"))
-    from stylebench.metrics.asr.threads import one_blas_thread
-
-    with one_blas_thread():  # as the transcribe stage decodes (metrics/asr/threads.py)
-        tr = _asr().transcribe(wave, sr, lang)
-    d = {"text": tr.text, "lang": tr.lang, "backend": tr.backend, "model": tr.model,
-         "words": [[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
-         "flags": list(tr.flags)}  # fmt: skip
-    f.parent.mkdir(parents=True, exist_ok=True)
-    f.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
-    return d
+    """What a run's transcribe stage would record (benchmarks/asr_cache.py)."""
+    return cached_transcript(wave, sr, lang, cache)[1]
 
 
 def _record(d: dict[str, Any] | None) -> Any:

@@ -23,7 +23,6 @@ never sees.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from asr_cache import cached_transcript
 from real_speech_report import render, summarise
 from real_speech_transforms import (
     Change,
@@ -46,42 +46,13 @@ from real_speech_transforms import (
 DIMS = ("pitch", "volume", "speed")
 #: pyworld frames this far below Praat's median count as octave (subharmonic) errors
 LOW_OCTAVES = 0.75
-_ASR: dict[str, Any] = {}  # one Whisper model per worker process, made on first use
-
-
-def _asr() -> Any:
-    if "base" not in _ASR:
-        from stylebench.metrics.asr.backends import FasterWhisperASR
-
-        _ASR["base"] = FasterWhisperASR("base")
-    return _ASR["base"]
 
 
 def transcript(path: Path, wave: np.ndarray, sr: int, lang: str, cache: Path) -> Any:
-    """The transcript record a run's transcribe stage would write, cached by the decoded samples
-    (not the file's bytes: float WAV headers hold a timestamp), the language, the ASR spec and
-    CTranslate2's CPU code path (version, ISA, GEMM backends: :mod:`stylebench.metrics.asr.isa`),
-    so runs under ``CT2_FORCE_CPU_ISA=...`` do not reuse each other's transcripts."""
-    from stylebench.audio import samples_sha256
-    from stylebench.metrics.asr.backends import SPEC
-    from stylebench.metrics.asr.isa import ct2_cpu
+    """The transcript record a run's transcribe stage would write (benchmarks/asr_cache.py)."""
     from stylebench.records import TranscriptRecord
 
-    parts = [samples_sha256(wave, sr), "base", lang, SPEC.version, ct2_cpu().key()]
-    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-    f = cache / "asr" / f"{key[:32]}.json"
-    if f.exists():
-        d = json.loads(f.read_text(encoding="utf-8"))
-    else:
-        from stylebench.metrics.asr.threads import one_blas_thread
-
-        with one_blas_thread():  # as the transcribe stage decodes (metrics/asr/threads.py)
-            tr = _asr().transcribe(wave, sr, lang)
-        d = {"text": tr.text, "lang": tr.lang, "backend": tr.backend, "model": tr.model,
-             "words": [[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
-             "flags": list(tr.flags)}  # fmt: skip
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
+    key, d = cached_transcript(wave, sr, lang, cache)
     return TranscriptRecord("bench", 1, "ok", key[:16], **d)
 
 

@@ -159,13 +159,15 @@ def test_compare_warns_when_runs_were_transcribed_on_other_code_paths():
 
 
 def test_benchmark_transcripts_are_cached_by_samples_and_code_path(tmp_path, monkeypatch):
-    """benchmarks/real_speech.py ``transcript``: a copy written again (other header bytes) is a
-    cache hit; the same samples under another ISA are transcribed again."""
+    """The benchmarks' transcript cache (benchmarks/asr_cache.py, used by real_speech.py and
+    real_replies.py): a copy written again (other header bytes) is a cache hit; the same
+    samples under another ISA are transcribed again."""
     from pathlib import Path
 
     from stylebench.metrics.asr.transcript import Transcript
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import asr_cache
     import real_speech
 
     calls = []
@@ -175,7 +177,7 @@ def test_benchmark_transcripts_are_cached_by_samples_and_code_path(tmp_path, mon
             calls.append(1)
             return Transcript("one two", lang, (), "faster-whisper", "base", ())
 
-    monkeypatch.setitem(real_speech._ASR, "base", CountingASR())
+    monkeypatch.setitem(asr_cache._ASR, "base", CountingASR())
     monkeypatch.setattr(isa, "ct2_cpu", lambda: _cpu("AVX2"))
     x = (0.1 * np.sin(np.arange(16000) / 7.0)).astype(np.float32)
     a, b = tmp_path / "a.wav", tmp_path / "b.wav"

@@ -27,10 +27,18 @@ def test_spec_outputs_are_the_record_keys():
     from stylebench.records import ProbeRecord, TranscriptRecord
 
     by_name = {s.name: s for s in all_specs()}
-    payload = lambda cls: (
-        {f.name for f in dataclasses.fields(cls)}
-        - {"sample_id", "turn", "status", "fp", "error", "stage", "raw"}
-    )  # raw: provenance, not a measurement  # noqa: E731
+
+    def payload(cls: type) -> set[str]:  # raw: provenance, not a measurement
+        return {f.name for f in dataclasses.fields(cls)} - {
+            "sample_id",
+            "turn",
+            "status",
+            "fp",
+            "error",
+            "stage",
+            "raw",
+        }
+
     assert set(by_name["asr"].outputs) == payload(TranscriptRecord)
     assert set(by_name["emotion_probe"].outputs) == payload(ProbeRecord) - {"backend", "model"}
 
