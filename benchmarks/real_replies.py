@@ -134,8 +134,13 @@ def score_sample(
 
 
 def _unscored(error: str) -> dict[str, Any]:
-    return {"errors": {1: error}, "flags": {}, "values": {}, "change": {},
-            "scores": {d: {1: error} for d in DIMS}}  # fmt: skip
+    return {
+        "errors": {1: error},
+        "flags": {},
+        "values": {},
+        "change": {},
+        "scores": {d: {1: error} for d in DIMS},
+    }
 
 
 def run(
@@ -171,10 +176,15 @@ def run(
     entries = {e["file"]: e for e in replies}
     pair_rows = [_pair_row(p, entries, by_file) for p in pairs]
     probe_rows = _probes(folder, cache, use_asr)
-    return {"folder": str(folder), "asr": "faster-whisper:base" if use_asr else None,
-            "replies": rows, "pairs": pair_rows, "probes": probe_rows,
-            "summary": summarise(rows, pair_rows, probe_rows),
-            "seconds": time.perf_counter() - t0}  # fmt: skip
+    return {
+        "folder": str(folder),
+        "asr": "faster-whisper:base" if use_asr else None,
+        "replies": rows,
+        "pairs": pair_rows,
+        "probes": probe_rows,
+        "summary": summarise(rows, pair_rows, probe_rows),
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def _text(entry: dict[str, Any]) -> str:
@@ -185,12 +195,18 @@ def _reply_row(entry: dict[str, Any], m: dict[str, Any]) -> dict[str, Any]:
     keep = ("file", "model", "lang", "ability", "expected_direction", "duration_s")
     row = {k: entry.get(k) for k in keep}
     row["gemini_score"] = (entry.get("published_judgment") or {}).get("gemini_score")
-    row |= {"text": _text(entry), "refs": m["refs"], "seconds": m["seconds"],
-            "asr_text": (m["transcript"] or {}).get("text")}  # fmt: skip
+    row |= {
+        "text": _text(entry),
+        "refs": m["refs"],
+        "seconds": m["seconds"],
+        "asr_text": (m["transcript"] or {}).get("text"),
+    }
     if m["error"]:
         row["result"] = _unscored(m["error"])
     else:
-        row["result"] = score_sample({1: m["part"]}, {1: m["transcript"]}, entry["lang"], {1: row["text"]})  # fmt: skip
+        row["result"] = score_sample(
+            {1: m["part"]}, {1: m["transcript"]}, entry["lang"], {1: row["text"]}
+        )
         row["spans"] = {b: s["span_s"] for b, s in m["part"]["spans"].items()}
     return row
 
@@ -202,8 +218,13 @@ def _pair_row(
     row = {**pair, "refs": [by_file[f]["refs"] for f in files]}
     errors = [by_file[f]["error"] for f in files if by_file[f]["error"]]
     if errors:
-        row["result"] = {"errors": {0: errors[0]}, "change": dict.fromkeys(DIMS, errors[0]),
-                         "scores": {}, "values": {}, "flags": {}}  # fmt: skip
+        row["result"] = {
+            "errors": {0: errors[0]},
+            "change": dict.fromkeys(DIMS, errors[0]),
+            "scores": {},
+            "values": {},
+            "flags": {},
+        }
         return row
     parts = {k + 1: by_file[f]["part"] for k, f in enumerate(files)}
     trs = {k + 1: by_file[f]["transcript"] for k, f in enumerate(files)}
@@ -233,8 +254,13 @@ def _probes(folder: Path, cache: Path, use_asr: bool) -> list[dict[str, Any]]:
             if m["error"]
             else score_sample({1: m["part"]}, {1: m["transcript"]}, "en", {})
         )
-        row = {"probe": name, "duration_s": wave.size / ANALYSIS_SR, "refs": m["refs"],
-               "asr_text": (m["transcript"] or {}).get("text"), "result": res}  # fmt: skip
+        row = {
+            "probe": name,
+            "duration_s": wave.size / ANALYSIS_SR,
+            "refs": m["refs"],
+            "asr_text": (m["transcript"] or {}).get("text"),
+            "result": res,
+        }
         if name.startswith("syllable"):
             row["source"] = f"{CROP_SOURCE} from {start:.2f} s"
         out.append(row)
@@ -243,11 +269,17 @@ def _probes(folder: Path, cache: Path, use_asr: bool) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--files", help="comma-separated reply files as in manifest.json (default: all)")  # fmt: skip
-    ap.add_argument("--no-asr", action="store_true", help="skip transcripts (speed from the text channel)")  # fmt: skip
+    ap.add_argument(
+        "--files", help="comma-separated reply files as in manifest.json (default: all)"
+    )
+    ap.add_argument(
+        "--no-asr", action="store_true", help="skip transcripts (speed from the text channel)"
+    )
     ap.add_argument("--jobs", type=int, default=1, help="replies measured in parallel (processes)")
     ap.add_argument("--json", type=Path, help="write the full results here")
-    ap.add_argument("--cache", type=Path, help="cache folder (default $STYLEBENCH_CACHE/real_replies)")  # fmt: skip
+    ap.add_argument(
+        "--cache", type=Path, help="cache folder (default $STYLEBENCH_CACHE/real_replies)"
+    )
     args = ap.parse_args(argv)
     files = [f.strip() for f in args.files.split(",") if f.strip()] if args.files else None
     try:

@@ -73,7 +73,9 @@ def _moved(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     thr = Thresholds()
     cells: dict[str, dict[str, Any]] = defaultdict(dict)
     for p in pairs:
-        c = cells[p["model"]].setdefault(p["dimension"], {"n": 0, "n_scored": 0, "n_moved": 0, "gemini": [], "both_ge3": 0})  # fmt: skip
+        c = cells[p["model"]].setdefault(
+            p["dimension"], {"n": 0, "n_scored": 0, "n_moved": 0, "gemini": [], "both_ge3": 0}
+        )
         c["n"] += 1
         a, b = (p["result"]["scores"].get(p["dimension"], {}).get(k) for k in (1, 2))
         if isinstance(a, float) and isinstance(b, float) and a > 0 and b > 0:
@@ -116,18 +118,31 @@ def summarise(
         if why and scored:
             suspects.append({"file": r["file"], "why": why, "scored": scored, **_facts(r)})
     probe_rows, vol = [_probe(p) for p in probes], compare.volume(pairs)
-    targets = {"volume_agreement": vol["pass"], "octave_suspect": octave < MAX_OCTAVE_SUSPECT_PCT,
-               "suspects_scored": len(suspects),
-               "probes_scored": sum(not p["unscored_all"] for p in probe_rows)}  # fmt: skip
-    return {"targets": targets, "n_replies": len(rows), "n_pairs": len(pairs),
-            "n_scored": {d: sum(_scored(r, d) is not None for r in rows) for d in DIMS},
-            "unscored": unscored, "flags": dict(flags.most_common()),
-            "pair_flags": dict(pair_flags.most_common()), "n_pair_turns": n_turns,
-            "octave_suspect_pct": octave, "octave_pass": octave < MAX_OCTAVE_SUSPECT_PCT,
-            "octave_check": octave_check,
-            "suspects": suspects, "volume": vol, "speed": compare.speed(pairs),
-            "pitch": compare.pitch(pairs), "moved": _moved(pairs),
-            "probes": probe_rows}  # fmt: skip
+    targets = {
+        "volume_agreement": vol["pass"],
+        "octave_suspect": octave < MAX_OCTAVE_SUSPECT_PCT,
+        "suspects_scored": len(suspects),
+        "probes_scored": sum(not p["unscored_all"] for p in probe_rows),
+    }
+    return {
+        "targets": targets,
+        "n_replies": len(rows),
+        "n_pairs": len(pairs),
+        "n_scored": {d: sum(_scored(r, d) is not None for r in rows) for d in DIMS},
+        "unscored": unscored,
+        "flags": dict(flags.most_common()),
+        "pair_flags": dict(pair_flags.most_common()),
+        "n_pair_turns": n_turns,
+        "octave_suspect_pct": octave,
+        "octave_pass": octave < MAX_OCTAVE_SUSPECT_PCT,
+        "octave_check": octave_check,
+        "suspects": suspects,
+        "volume": vol,
+        "speed": compare.speed(pairs),
+        "pitch": compare.pitch(pairs),
+        "moved": _moved(pairs),
+        "probes": probe_rows,
+    }
 
 
 def _octave_check(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -152,16 +167,34 @@ def _octave_check(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 def _facts(r: dict[str, Any]) -> dict[str, Any]:
     v = r["result"]["values"].get(1, {})
-    keep = ("duration_s", "span_s", "syllables", "spm", "text_spm", "asr_text_er", "f0_voiced_ratio",
-            "f0_agreement", "f0_mean_agreed", "rms_active_dbfs")  # fmt: skip
-    return {"values": {k: round(v[k], 3) for k in keep if k in v}, "asr_text": r.get("asr_text"),
-            "text": r["text"], "flags": r["result"]["flags"].get(1, [])}  # fmt: skip
+    keep = (
+        "duration_s",
+        "span_s",
+        "syllables",
+        "spm",
+        "text_spm",
+        "asr_text_er",
+        "f0_voiced_ratio",
+        "f0_agreement",
+        "f0_mean_agreed",
+        "rms_active_dbfs",
+    )
+    return {
+        "values": {k: round(v[k], 3) for k in keep if k in v},
+        "asr_text": r.get("asr_text"),
+        "text": r["text"],
+        "flags": r["result"]["flags"].get(1, []),
+    }
 
 
 def _probe(p: dict[str, Any]) -> dict[str, Any]:
     res = p["result"]
-    out = {"probe": p["probe"], "asr_text": p.get("asr_text"), "flags": res["flags"].get(1, []),
-           "scores": {d: res["scores"][d].get(1) for d in DIMS}}  # fmt: skip
+    out = {
+        "probe": p["probe"],
+        "asr_text": p.get("asr_text"),
+        "flags": res["flags"].get(1, []),
+        "scores": {d: res["scores"][d].get(1) for d in DIMS},
+    }
     out["unscored_all"] = all(not isinstance(v, float) for v in out["scores"].values())
     if "source" in p:
         out["source"] = p["source"]
@@ -176,10 +209,13 @@ def render(result: dict[str, Any]) -> str:
     """The printed report."""
     s = result["summary"]
     n = s["n_replies"]
-    out = [f"real replies: {n} replies, {s['n_pairs']} pairs from {result['folder']} "
-           f"(ASR {result['asr'] or 'off'}) in {result['seconds']:.0f} s",
-           "(a) per reply (one-turn samples): scored " + ", ".join(f"{d} {s['n_scored'][d]}/{n}" for d in DIMS)
-           + "; unscored by reason:"]  # fmt: skip
+    out = [
+        f"real replies: {n} replies, {s['n_pairs']} pairs from {result['folder']} "
+        f"(ASR {result['asr'] or 'off'}) in {result['seconds']:.0f} s",
+        "(a) per reply (one-turn samples): scored "
+        + ", ".join(f"{d} {s['n_scored'][d]}/{n}" for d in DIMS)
+        + "; unscored by reason:",
+    ]
     for d in DIMS:
         for why, g in sorted(s["unscored"][d].items(), key=lambda kv: -kv[1]["n"]):
             eg = ", ".join(f.split("/")[-1].removesuffix(".mp3") for f in g["files"][:2])
@@ -187,19 +223,25 @@ def render(result: dict[str, Any]) -> str:
     out.append(f"(b) flags over the {n} replies (one-turn) | over {s['n_pair_turns']} pair turns:")
     for name in sorted(set(s["flags"]) | set(s["pair_flags"])):
         a, b = s["flags"].get(name, 0), s["pair_flags"].get(name, 0)
-        out.append(f"    {name:28} {a:3} ({100 * a / max(1, n):4.1f}%) | {b:3} "
-                   f"({100 * b / max(1, s['n_pair_turns']):4.1f}%)")  # fmt: skip
-    out.append(f"    f0_octave_suspect on {s['octave_suspect_pct']:.1f}% of replies (target < "
-               f"{MAX_OCTAVE_SUSPECT_PCT:g}%: {'PASS' if s['octave_pass'] else 'FAIL'}); on those, the "
-               f"score is within 1 st of Praat alone on {s['octave_check']['score_within_1st']}/"
-               f"{s['octave_check']['n']}, pyworld's raw mean on {s['octave_check']['raw_within_1st']}")  # fmt: skip
+        out.append(
+            f"    {name:28} {a:3} ({100 * a / max(1, n):4.1f}%) | {b:3} "
+            f"({100 * b / max(1, s['n_pair_turns']):4.1f}%)"
+        )
+    out.append(
+        f"    f0_octave_suspect on {s['octave_suspect_pct']:.1f}% of replies (target < "
+        f"{MAX_OCTAVE_SUSPECT_PCT:g}%: {'PASS' if s['octave_pass'] else 'FAIL'}); on those, the "
+        f"score is within 1 st of Praat alone on {s['octave_check']['score_within_1st']}/"
+        f"{s['octave_check']['n']}, pyworld's raw mean on {s['octave_check']['raw_within_1st']}"
+    )
     out += compare.lines(s)
     out += _moved_lines(s["moved"])
     out += _suspect_lines(s["suspects"])
     out.append("(h) non-speech probes (one-turn, en); each should be unscored on every dimension:")
     for p in s["probes"]:
-        cells = "; ".join(f"{d} {_f(v, '.1f') if isinstance(v, float) else 'unscored: ' + reason_group(str(v))[:50]}"
-                          for d, v in p["scores"].items())  # fmt: skip
+        cells = "; ".join(
+            f"{d} {_f(v, '.1f') if isinstance(v, float) else 'unscored: ' + reason_group(str(v))[:50]}"
+            for d, v in p["scores"].items()
+        )
         tag = "ok (unscored)" if p["unscored_all"] else "SCORED"
         out.append(f"    {p['probe']:20} {tag:13} {cells}; ASR {p['asr_text']!r}")
         if p.get("source"):
@@ -217,9 +259,11 @@ def render(result: dict[str, Any]) -> str:
 
 def _moved_lines(m: dict[str, Any]) -> list[str]:
     thr = ", ".join(f"{d} {v:g}" for d, v in m["thresholds"].items())
-    out = [f"(f) moved as asked (intensify reply above the attenuate one by the threshold: {thr}) "
-           "moved/scored/n, Gemini mean (both replies >= 3):",
-           f"    {'model':38}" + "".join(f"{d:>22}" for d in DIMS)]  # fmt: skip
+    out = [
+        f"(f) moved as asked (intensify reply above the attenuate one by the threshold: {thr}) "
+        "moved/scored/n, Gemini mean (both replies >= 3):",
+        f"    {'model':38}" + "".join(f"{d:>22}" for d in DIMS),
+    ]
     tot = {d: [0, 0, 0] for d in DIMS}
     for model, dims in sorted(m["cells"].items()):
         cells = []
@@ -238,15 +282,19 @@ def _moved_lines(m: dict[str, Any]) -> list[str]:
 
 
 def _suspect_lines(sus: list[dict[str, Any]]) -> list[str]:
-    out = [f"(g) scored although suspect ({len(sus)} replies; span < {SUSPECT['min_span_s']:g} s, "
-           f"< {SUSPECT['min_syllables']} ASR syllables, ASR-vs-text error > {SUSPECT['max_asr_text_er']:g}, "
-           f"empty text, transcript in the other script, voiced < {SUSPECT['min_voiced_ratio']:g}):"]  # fmt: skip
+    out = [
+        f"(g) scored although suspect ({len(sus)} replies; span < {SUSPECT['min_span_s']:g} s, "
+        f"< {SUSPECT['min_syllables']} ASR syllables, ASR-vs-text error > {SUSPECT['max_asr_text_er']:g}, "
+        f"empty text, transcript in the other script, voiced < {SUSPECT['min_voiced_ratio']:g}):"
+    ]
     for x in sus:
         v = x["values"]
         out.append(f"    {x['file']}: {'; '.join(x['why'])} -> scored {','.join(x['scored'])}")
-        out.append(f"        dur {_f(v.get('duration_s'))} span {_f(v.get('span_s'))} syl {_f(v.get('syllables'), '.0f')} "
-                   f"spm {_f(v.get('spm'), '.0f')} text_spm {_f(v.get('text_spm'), '.0f')} "
-                   f"voiced {_f(v.get('f0_voiced_ratio'))} agree {_f(v.get('f0_agreement'))} "
-                   f"f0 {_f(v.get('f0_mean_agreed'), '.0f')} Hz | ASR {(x['asr_text'] or '')[:50]!r} | "
-                   f"text {x['text'][:40]!r}")  # fmt: skip
+        out.append(
+            f"        dur {_f(v.get('duration_s'))} span {_f(v.get('span_s'))} syl {_f(v.get('syllables'), '.0f')} "
+            f"spm {_f(v.get('spm'), '.0f')} text_spm {_f(v.get('text_spm'), '.0f')} "
+            f"voiced {_f(v.get('f0_voiced_ratio'))} agree {_f(v.get('f0_agreement'))} "
+            f"f0 {_f(v.get('f0_mean_agreed'), '.0f')} Hz | ASR {(x['asr_text'] or '')[:50]!r} | "
+            f"text {x['text'][:40]!r}"
+        )
     return out

@@ -61,11 +61,17 @@ class RunStore:
         try:
             data = json.loads(path.read_bytes().decode("utf-8"))
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the manifest is damaged") from None  # fmt: skip
+            raise ValueError(
+                f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the manifest is damaged"
+            ) from None
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc}); the manifest was cut off or edited") from None  # fmt: skip
+            raise ValueError(
+                f"{path}: not valid JSON ({exc}); the manifest was cut off or edited"
+            ) from None
         if not isinstance(data, dict):
-            raise ValueError(f"{path}: a run manifest is a JSON object, this one is a {type(data).__name__}")  # fmt: skip
+            raise ValueError(
+                f"{path}: a run manifest is a JSON object, this one is a {type(data).__name__}"
+            )
         return data
 
     def make_folder(self) -> None:
@@ -77,7 +83,10 @@ class RunStore:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            file = next((p for p in (self.root, *self.root.parents) if p.exists() and not p.is_dir()), self.root)  # fmt: skip
+            file = next(
+                (p for p in (self.root, *self.root.parents) if p.exists() and not p.is_dir()),
+                self.root,
+            )
             raise ValueError(
                 f"cannot make the run folder {self.root}: {file} is a file; pass a folder as "
                 "--out (or another --run-id)"
@@ -204,8 +213,10 @@ class RunStore:
                 ) from None
             fh.seek(0)
             fh.truncate()
-            fh.write(f"pid {os.getpid()} on {socket.gethostname()} ({command}, since "
-                     f"{time.strftime('%Y-%m-%d %H:%M:%S')})")  # fmt: skip
+            fh.write(
+                f"pid {os.getpid()} on {socket.gethostname()} ({command}, since "
+                f"{time.strftime('%Y-%m-%d %H:%M:%S')})"
+            )
             fh.flush()
             yield
         finally:

@@ -38,8 +38,11 @@ def _cpu(name: str) -> isa.Ct2Cpu:
 def test_log_is_parsed_and_the_rule_matches_ctranslate2_dispatch():
     assert isa.parse_log(LOG) == {
         "cpu": "AuthenticAMD SSE4.1=1 AVX=1 AVX2=1 AVX512=1",
-        "isa": "AVX2", "mkl": "false", "sgemm": "DNNL", "gemm_s8": "DNNL",
-    }  # fmt: skip
+        "isa": "AVX2",
+        "mkl": "false",
+        "sgemm": "DNNL",
+        "gemm_s8": "DNNL",
+    }
     every = {"AVX": True, "AVX2": True, "AVX512": True}
     assert isa.dispatch_rule("", "x86_64", every) == "AVX2"  # AVX512 only when forced
     assert isa.dispatch_rule("", "x86_64", {"AVX": True}) == "AVX"
@@ -57,7 +60,9 @@ def test_ct2_cpu_reads_the_log_per_environment_and_falls_back_to_the_rule(monkey
     isa._ct2_cpu.cache_clear()
     monkeypatch.delenv("CT2_FORCE_CPU_ISA", raising=False)
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
-    assert isa.ct2_cpu() == isa.Ct2Cpu("4.8.5", "AVX2", "AuthenticAMD SSE4.1=1 AVX=1 AVX2=1 AVX512=1", "DNNL/DNNL", "", "log")  # fmt: skip
+    assert isa.ct2_cpu() == isa.Ct2Cpu(
+        "4.8.5", "AVX2", "AuthenticAMD SSE4.1=1 AVX=1 AVX2=1 AVX512=1", "DNNL/DNNL", "", "log"
+    )
     monkeypatch.setenv("CT2_FORCE_CPU_ISA", "AVX512")
     assert isa.ct2_cpu().isa == "AVX512"
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")  # not in the log: recorded as set
@@ -84,7 +89,13 @@ def test_the_transcript_key_names_the_cpu_code_path(monkeypatch):
     asr, sha = ("faster-whisper", "base"), "ab" * 32
     monkeypatch.setattr(isa, "ct2_cpu", lambda: _cpu("AVX2"))
     avx2 = transcribe.asr_machine(*asr[:1])
-    assert avx2 == {"ctranslate2": "4.8.5", "isa": "AVX2", "cpu": "AuthenticAMD AVX2=1", "gemm": "DNNL/DNNL", "env": ""}  # fmt: skip
+    assert avx2 == {
+        "ctranslate2": "4.8.5",
+        "isa": "AVX2",
+        "cpu": "AuthenticAMD AVX2=1",
+        "gemm": "DNNL/DNNL",
+        "env": "",
+    }
     assert transcribe.asr_machine("faster-whisper", "cuda") == {"ctranslate2": "4.8.5"}
     assert transcribe.asr_machine("openai-whisper") == {}
     monkeypatch.setattr(isa, "ct2_cpu", lambda: _cpu("GENERIC"))
@@ -98,10 +109,16 @@ def test_a_job_refuses_an_asr_on_another_code_path(monkeypatch):
     job = transcribe.TranscribeJob((), machine=_cpu("AVX2").key())
     with pytest.raises(RuntimeError, match="isa: 'AVX2' here 'AVX512'"):
         list(job.run(SimpleNamespace(backend="faster-whisper", device="cpu")))
-    list(transcribe.TranscribeJob((), machine=_cpu("AVX512").key()).run(SimpleNamespace(backend="faster-whisper", device="cpu")))  # fmt: skip
+    list(
+        transcribe.TranscribeJob((), machine=_cpu("AVX512").key()).run(
+            SimpleNamespace(backend="faster-whisper", device="cpu")
+        )
+    )
 
 
-def test_run_records_the_code_path_report_reads_it_rescore_redoes_it(tmp_path, standins, monkeypatch, reference_run):  # fmt: skip
+def test_run_records_the_code_path_report_reads_it_rescore_redoes_it(
+    tmp_path, standins, monkeypatch, reference_run
+):
     first, store = reference_run[0], copy_of(reference_run[0], tmp_path)
     made_on = store.read_manifest()["environment"]["asr_machine"]  # this machine's, really probed
     assert made_on == transcribe.asr_machine("faster-whisper") and made_on["isa"] in isa.ISAS
@@ -139,7 +156,9 @@ def test_samples_key_ignores_headers(tmp_path):
 
 def _run(label: str, machine: dict | None, asr: str = "faster-whisper") -> SimpleNamespace:
     env = {"asr_machine": machine} if machine is not None else {}
-    return SimpleNamespace(label=label, settings={"asr": {"asr": asr}}, manifest={"environment": env})  # fmt: skip
+    return SimpleNamespace(
+        label=label, settings={"asr": {"asr": asr}}, manifest={"environment": env}
+    )
 
 
 def test_compare_warns_when_runs_were_transcribed_on_other_code_paths():
@@ -151,7 +170,10 @@ def test_compare_warns_when_runs_were_transcribed_on_other_code_paths():
     assert line.startswith("warning: ") and "isa: a=AVX2, b=GENERIC" in line
     assert "ctranslate2" not in line.split("(")[1].split(")")[0]
     newer = {**avx2, "ctranslate2": "4.9.0"}
-    assert "ctranslate2: a=4.8.5, b=4.9.0" in asr_machine_warnings([_run("a", avx2), _run("b", newer)])[0]  # fmt: skip
+    assert (
+        "ctranslate2: a=4.8.5, b=4.9.0"
+        in asr_machine_warnings([_run("a", avx2), _run("b", newer)])[0]
+    )
     assert "b=<unrecorded>" in asr_machine_warnings([_run("a", avx2), _run("b", None)])[0]
     assert asr_machine_warnings([_run("a", avx2), _run("b", None, asr="none")]) == []
     assert asr_cpu_label(_run("a", avx2).manifest) == "ctranslate2 4.8.5 AVX2 DNNL/DNNL"

@@ -85,9 +85,30 @@ def cli(capsys, *args: str) -> tuple[int, str]:
 def finished(small_set, tmp_path_factory):
     """A finished reference run (volume, en, 1 sample per cell): its run flags and folder."""
     out = tmp_path_factory.mktemp("cli-run")
-    flags = ["--model", "reference", "--dim", "volume", "--lang", "en", "--limit", "1",
-             "--asr", "none", "--vad", "energy", "--judge", "none", "--n-boot", "20",
-             "--dialogues", str(small_set), "--out", str(out), "--run-id", "r"]  # fmt: skip
+    flags = [
+        "--model",
+        "reference",
+        "--dim",
+        "volume",
+        "--lang",
+        "en",
+        "--limit",
+        "1",
+        "--asr",
+        "none",
+        "--vad",
+        "energy",
+        "--judge",
+        "none",
+        "--n-boot",
+        "20",
+        "--dialogues",
+        str(small_set),
+        "--out",
+        str(out),
+        "--run-id",
+        "r",
+    ]
     assert main(["--no-progress", "run", *flags]) == 0
     return flags, out / "r"
 
@@ -111,7 +132,7 @@ SPOILED = {  # manifest.json content -> what the one-line error says
 
 @pytest.mark.parametrize("case", sorted(SPOILED))
 @pytest.mark.parametrize("command", ["report", "score", "run"])
-def test_a_spoiled_manifest_is_one_line_naming_the_file(case, command, finished, tmp_path, capsys):  # fmt: skip
+def test_a_spoiled_manifest_is_one_line_naming_the_file(case, command, finished, tmp_path, capsys):
     flags, root = a_copy_of(finished, tmp_path)
     content, says = SPOILED[case]
     mf = root / "manifest.json"
@@ -145,8 +166,14 @@ def test_an_old_schema_manifest_reports_its_records_or_says_why(finished, tmp_pa
     report = json.loads((root / "report.json").read_text())
     assert all(c["n_ok"] == c["n"] > 0 for c in report["cells"]), report["cells"]
     # a model entry that no stored reply answers to: refused, saying why
-    mf.write_text(json.dumps({**{k: v for k, v in manifest.items() if k != "identity"},
-                              "model": {**manifest["model"], "step": 9.0}}))  # fmt: skip
+    mf.write_text(
+        json.dumps(
+            {
+                **{k: v for k, v in manifest.items() if k != "identity"},
+                "model": {**manifest["model"], "step": 9.0},
+            }
+        )
+    )
     code, err = cli(capsys, "report", str(root))
     assert code == 2 and "no reply in respond.jsonl is of the model configuration" in err, err
     assert "it has no identity" in err
@@ -158,7 +185,7 @@ def test_an_old_schema_manifest_reports_its_records_or_says_why(finished, tmp_pa
         (
             ["--model-arg", "bogus=1"],
             "--model-arg: reference takes no argument 'bogus'; it accepts: voice_en",
-        ),  # fmt: skip
+        ),
         (["--model-arg", "=x"], "--model-arg '=x': the name before '=' must be an argument name"),
         (["--temperature", "-1"], "--temperature must be a finite number >= 0, got -1.0"),
         (["--top-p", "0"], "--top-p must be in (0, 1], got 0.0"),

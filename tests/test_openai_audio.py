@@ -64,7 +64,11 @@ class StandInAudioServer:
                     status, payload, headers = 200, {"choices": [{"message": message}]}, {}
                 else:
                     status, payload, headers = 200, outer.reply(body), {}
-                data = outer.hostile if isinstance(outer.hostile, bytes) else json.dumps(payload).encode()  # fmt: skip
+                data = (
+                    outer.hostile
+                    if isinstance(outer.hostile, bytes)
+                    else json.dumps(payload).encode()
+                )
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -239,24 +243,42 @@ def b64(data: bytes) -> str:
 WHOLE = tone_wav(180.0)
 #: the hostile-server corpus: (what the server's audio object holds, what the error must say)
 HOSTILE = {
-    "truncated wav": ({"data": b64(WHOLE[: len(WHOLE) // 2]), "transcript": "hi"},
-                      "truncated wav (header declares"),
-    "too long": ({"data": b64(tone_wav(180.0, seconds=121.0)), "transcript": "hi"},
-                 "lasts 121 s, over the limit of 120 s (--max-reply-s)"),
+    "truncated wav": (
+        {"data": b64(WHOLE[: len(WHOLE) // 2]), "transcript": "hi"},
+        "truncated wav (header declares",
+    ),
+    "too long": (
+        {"data": b64(tone_wav(180.0, seconds=121.0)), "transcript": "hi"},
+        "lasts 121 s, over the limit of 120 s (--max-reply-s)",
+    ),
     "not a wav": ({"data": b64(b"RIFF garbage"), "transcript": "hi"}, "not a readable wav"),
-    "NaN transcript": ({"data": b64(WHOLE), "transcript": float("nan")},
-                       "choices[0].message.audio.transcript must be a string, got nan"),
-    "numeric transcript": ({"data": b64(WHOLE), "transcript": 12345},
-                           "choices[0].message.audio.transcript must be a string, got 12345"),
-    "string expires_at": ({"data": b64(WHOLE), "transcript": "hi", "id": "a1", "expires_at": "soon"},
-                          "choices[0].message.audio.expires_at must be a finite number, got 'soon'"),
-    "NaN expires_at": ({"data": b64(WHOLE), "transcript": "hi", "id": "a1", "expires_at": float("nan")},
-                       "audio.expires_at must be a finite number, got nan"),
+    "NaN transcript": (
+        {"data": b64(WHOLE), "transcript": float("nan")},
+        "choices[0].message.audio.transcript must be a string, got nan",
+    ),
+    "numeric transcript": (
+        {"data": b64(WHOLE), "transcript": 12345},
+        "choices[0].message.audio.transcript must be a string, got 12345",
+    ),
+    "string expires_at": (
+        {"data": b64(WHOLE), "transcript": "hi", "id": "a1", "expires_at": "soon"},
+        "choices[0].message.audio.expires_at must be a finite number, got 'soon'",
+    ),
+    "NaN expires_at": (
+        {"data": b64(WHOLE), "transcript": "hi", "id": "a1", "expires_at": float("nan")},
+        "audio.expires_at must be a finite number, got nan",
+    ),
     "invalid base64": ({"data": "!!not*base64!!", "transcript": "hi"}, "audio.data is not base64"),
     "numeric data": ({"data": 7, "transcript": "hi"}, "audio.data must be a string, got 7"),
-    "not UTF-8 body": (b'\xff\xfe{"choices": []}', "reply is not UTF-8 JSON (invalid start byte at byte 0)"),
-    "endless body": (b'{"choices": [' + b" " * 8000 + b"]}", "the reply is over 4,096 bytes; refused"),
-}  # fmt: skip
+    "not UTF-8 body": (
+        b'\xff\xfe{"choices": []}',
+        "reply is not UTF-8 JSON (invalid start byte at byte 0)",
+    ),
+    "endless body": (
+        b'{"choices": [' + b" " * 8000 + b"]}",
+        "the reply is over 4,096 bytes; refused",
+    ),
+}
 
 
 def scratch_wavs() -> set[Path]:
@@ -266,13 +288,23 @@ def scratch_wavs() -> set[Path]:
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_a_hostile_server_gives_error_records_and_a_good_one_then_completes(case, small_set, tmp_path, server, monkeypatch):  # fmt: skip
+def test_a_hostile_server_gives_error_records_and_a_good_one_then_completes(
+    case, small_set, tmp_path, server, monkeypatch
+):
     audio, says = HOSTILE[case]
     cfg = make_config(
-        model="openai-audio", model_args={"base_url": server.url, "model": "m", "retries": "0"},
-        dim="pitch", lang="en", limit=1, dialogues=str(small_set), out=str(tmp_path),
-        asr="none", vad="energy", judge="none", n_boot=20,
-    )  # fmt: skip
+        model="openai-audio",
+        model_args={"base_url": server.url, "model": "m", "retries": "0"},
+        dim="pitch",
+        lang="en",
+        limit=1,
+        dialogues=str(small_set),
+        out=str(tmp_path),
+        asr="none",
+        vad="energy",
+        judge="none",
+        n_boot=20,
+    )
     before = scratch_wavs()
     server.hostile = audio
     if case == "endless body":  # a small cap stands in for the real one (256 MiB)

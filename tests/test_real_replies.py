@@ -43,8 +43,22 @@ needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg
 
 
 def _tone(path: Path, gain_db: float) -> Path:
-    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=1000:d=4:sample_rate=48000",
-           "-af", f"volume={gain_db}dB", "-ac", "1", str(path)]  # fmt: skip
+    cmd = [
+        "ffmpeg",
+        "-nostdin",
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=f=1000:d=4:sample_rate=48000",
+        "-af",
+        f"volume={gain_db}dB",
+        "-ac",
+        "1",
+        str(path),
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
     return path
 
@@ -69,9 +83,11 @@ def test_integrated_loudness_of_silence_is_none(tmp_path: Path):
 
 
 def test_loudness_parser_reads_the_summary_not_the_frames():
-    log = ("[Parsed_ebur128_0 @ 0x1] t: 0.4 TARGET:-23 LUFS M: -20.1 S:-120.7 I: -19.5 LUFS\n"
-           "[Parsed_ebur128_0 @ 0x1] Summary:\n\n  Integrated loudness:\n    I:         -17.4 LUFS\n"
-           "    Threshold: -28.9 LUFS\n")  # fmt: skip
+    log = (
+        "[Parsed_ebur128_0 @ 0x1] t: 0.4 TARGET:-23 LUFS M: -20.1 S:-120.7 I: -19.5 LUFS\n"
+        "[Parsed_ebur128_0 @ 0x1] Summary:\n\n  Integrated loudness:\n    I:         -17.4 LUFS\n"
+        "    Threshold: -28.9 LUFS\n"
+    )
     refs = _refs()
     assert refs.parse_integrated_loudness(log) == -17.4
     with pytest.raises(ValueError, match="Integrated loudness"):
@@ -100,8 +116,15 @@ def test_per_file_measurement_on_real_replies(tmp_path: Path):
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
     out = tmp_path / "r.json"
-    res = _bench(tmp_path, "--files", ",".join(FILES), "--no-asr", "--json", str(out),
-                 env={"STYLEBENCH_REAL_REPLIES": str(folder)})  # fmt: skip
+    res = _bench(
+        tmp_path,
+        "--files",
+        ",".join(FILES),
+        "--no-asr",
+        "--json",
+        str(out),
+        env={"STYLEBENCH_REAL_REPLIES": str(folder)},
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     data = json.loads(out.read_text(encoding="utf-8"))
     assert sorted(r["file"] for r in data["replies"]) == sorted(FILES)
@@ -113,5 +136,9 @@ def test_per_file_measurement_on_real_replies(tmp_path: Path):
         )
         assert r["refs"]["lufs"] is None or -70 < r["refs"]["lufs"] < 0
     assert len(data["pairs"]) == 1 and data["pairs"][0]["dimension"] == "pitch"
-    assert {p["probe"] for p in data["probes"]} >= {"square_150Hz_3s", "white_noise_3s", "sine_220Hz_3s"}  # fmt: skip
+    assert {p["probe"] for p in data["probes"]} >= {
+        "square_150Hz_3s",
+        "white_noise_3s",
+        "sine_220Hz_3s",
+    }
     assert "(a) per reply" in res.stdout and "(h) non-speech probes" in res.stdout

@@ -8,8 +8,19 @@ from stylebench.records import DecodeConfig, Sample, UserTurn
 
 def sample(**kw) -> Sample:
     turns = tuple(UserTurn(f"request {k}", f"u{k}.wav", 16000, f"h{k}") for k in (1, 2, 3))
-    return Sample(**{"id": "s1", "set_version": "v", "dim": "pitch", "direction": "intensify",
-                     "lang": "en", "voice": "en-f1", "content": "c", "turns": turns, **kw})  # fmt: skip
+    return Sample(
+        **{
+            "id": "s1",
+            "set_version": "v",
+            "dim": "pitch",
+            "direction": "intensify",
+            "lang": "en",
+            "voice": "en-f1",
+            "content": "c",
+            "turns": turns,
+            **kw,
+        }
+    )
 
 
 def test_every_part_of_the_key_changes_it():
@@ -18,28 +29,28 @@ def test_every_part_of_the_key_changes_it():
     changed = {
         "model": turn_fp(
             Identity.of({"name": "m", "revision": "2"}, DecodeConfig()), sample(), 2, ["sha1"]
-        ),  # fmt: skip
+        ),
         "temperature": turn_fp(
             Identity.of({"name": "m", "revision": "1"}, DecodeConfig(temperature=0.5)),
             sample(),
             2,
             ["sha1"],
-        ),  # fmt: skip
+        ),
         "top_p": turn_fp(
             Identity.of({"name": "m", "revision": "1"}, DecodeConfig(top_p=0.9)),
             sample(),
             2,
             ["sha1"],
-        ),  # fmt: skip
+        ),
         "max_new_tokens": turn_fp(
             Identity.of({"name": "m", "revision": "1"}, DecodeConfig(max_new_tokens=5)),
             sample(),
             2,
             ["sha1"],
-        ),  # fmt: skip
+        ),
         "seed": turn_fp(
             Identity.of({"name": "m", "revision": "1"}, DecodeConfig(seed=3)), sample(), 2, ["sha1"]
-        ),  # fmt: skip
+        ),
         "sample": turn_fp(ident, sample(content="other"), 2, ["sha1"]),
         "turn": turn_fp(ident, sample(), 3, ["sha1"]),
         "earlier reply": turn_fp(ident, sample(), 2, ["sha2"]),

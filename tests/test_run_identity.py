@@ -41,7 +41,9 @@ class Recorder(SpeechModel):
 
     def respond(self, history, user_turn, decode):
         self.seen.append((tuple(history), user_turn, decode))
-        return Turn("assistant", self.text(len(self.seen)), tone_wav(self.seconds), 16000, dict(self.raw))  # fmt: skip
+        return Turn(
+            "assistant", self.text(len(self.seen)), tone_wav(self.seconds), 16000, dict(self.raw)
+        )
 
 
 class ScriptReader(ScriptedModel):
@@ -65,12 +67,21 @@ def samples_of(small_set, n=2):
 
 
 def respond(store, samples, model, set_root, decode=DecodeConfig(), **kw):
-    stage = RespondStage(store, samples, set_root, Identity.of(model.describe(), decode), model, **kw)  # fmt: skip
+    stage = RespondStage(
+        store, samples, set_root, Identity.of(model.describe(), decode), model, **kw
+    )
     return run_stage(store, stage)
 
 
 def test_a_folder_of_another_configuration_is_refused_naming_the_fields(small_set, tmp_path):
-    cfg = {"model": "reference", "dim": "volume", "dialogues": str(small_set), "out": str(tmp_path), "run_id": "r", **FAST}  # fmt: skip
+    cfg = {
+        "model": "reference",
+        "dim": "volume",
+        "dialogues": str(small_set),
+        "out": str(tmp_path),
+        "run_id": "r",
+        **FAST,
+    }
     first = run(make_config(**cfg), progress=False)
     with pytest.raises(ValueError, match=r"model\.step: None -> 3\.0"):
         run(make_config(**cfg, model_args={"step": "3"}), progress=False)
@@ -90,7 +101,9 @@ def test_reads_keep_to_the_current_configuration(small_set, tmp_path):
     b = respond(store, samples, b_model, small_set, decode=DecodeConfig(temperature=0.5))
     assert b.counts["skipped"] == 0 and len(b_model.seen) == 6
     assert {r.text for r in b.records.values()} == {"configuration B"}
-    plan_a = RespondStage(store, samples, small_set, Identity.of(Recorder().describe(), DecodeConfig()))  # fmt: skip
+    plan_a = RespondStage(
+        store, samples, small_set, Identity.of(Recorder().describe(), DecodeConfig())
+    )
     assert run_stage(store, plan_a, compute=False).records == a.records
 
 
@@ -98,8 +111,13 @@ def test_turn_key_covers_decode_settings_and_earlier_replies(small_set, tmp_path
     s = samples_of(small_set, 1)[0]
     ident = Identity.of({"name": "m"}, DecodeConfig())
     base = turn_fp(ident, s, 2, ["sha-of-turn-1"])
-    assert turn_fp(Identity.of({"name": "m"}, DecodeConfig(temperature=0.7)), s, 2, ["sha-of-turn-1"]) != base  # fmt: skip
-    assert turn_fp(Identity.of({"name": "m"}, DecodeConfig(seed=1)), s, 2, ["sha-of-turn-1"]) != base  # fmt: skip
+    assert (
+        turn_fp(Identity.of({"name": "m"}, DecodeConfig(temperature=0.7)), s, 2, ["sha-of-turn-1"])
+        != base
+    )
+    assert (
+        turn_fp(Identity.of({"name": "m"}, DecodeConfig(seed=1)), s, 2, ["sha-of-turn-1"]) != base
+    )
     assert turn_fp(ident, s, 2, ["another-turn-1"]) != base
     # behaviour: a different turn-1 reply on record re-asks turns 2 and 3, not turn 1
     store = RunStore(tmp_path)
@@ -114,10 +132,14 @@ def test_turn_key_covers_decode_settings_and_earlier_replies(small_set, tmp_path
 
     from stylebench.audio import sha256_file
 
-    store.append("respond", replace(t1, audio=str(dest.relative_to(tmp_path)), sha256=sha256_file(dest)))  # fmt: skip
+    store.append(
+        "respond", replace(t1, audio=str(dest.relative_to(tmp_path)), sha256=sha256_file(dest))
+    )
     model.seen.clear()
     again = respond(store, [s], model, small_set)
-    assert [user.audio for _, user, _ in model.seen] == [str(small_set / s.turns[k].audio) for k in (1, 2)]  # fmt: skip
+    assert [user.audio for _, user, _ in model.seen] == [
+        str(small_set / s.turns[k].audio) for k in (1, 2)
+    ]
     assert again.counts["skipped"] == 1 and again.counts["ok"] == 2
 
 
@@ -133,22 +155,39 @@ def test_real_wrappers_never_receive_the_answer_key(small_set, tmp_path):
         assert set(vars(user)) == {"role", "text", "audio", "sr", "raw"}
     scripted = ScriptReader()
     respond(RunStore(tmp_path / "embedded"), samples, scripted, small_set)
-    assert [(x.content, x.turn) for x in scripted.scripts[:3]] == [(samples[0].content, k) for k in (1, 2, 3)]  # fmt: skip
+    assert [(x.content, x.turn) for x in scripted.scripts[:3]] == [
+        (samples[0].content, k) for k in (1, 2, 3)
+    ]
 
 
 def test_hostile_replies_become_error_records_that_say_why(small_set, tmp_path):
     samples = samples_of(small_set, 1)
-    huge = respond(RunStore(tmp_path / "a"), samples, Recorder(text=lambda n: "x" * 3_000_000), small_set)  # fmt: skip
+    huge = respond(
+        RunStore(tmp_path / "a"), samples, Recorder(text=lambda n: "x" * 3_000_000), small_set
+    )
     assert "3000000 characters, over the limit" in huge.records[(samples[0].id, 1)].error
     number = respond(RunStore(tmp_path / "b"), samples, Recorder(text=lambda n: 12345), small_set)
     assert "reply text must be a string" in number.records[(samples[0].id, 1)].error
-    nan = respond(RunStore(tmp_path / "c"), samples, Recorder(raw={"logprob": float("nan")}), small_set)  # fmt: skip
+    nan = respond(
+        RunStore(tmp_path / "c"), samples, Recorder(raw={"logprob": float("nan")}), small_set
+    )
     assert all(r.status == "ok" and r.raw == {"logprob": "nan"} for r in nan.records.values())
-    arrays = respond(RunStore(tmp_path / "e"), samples, Recorder(raw={"f0": np.array([1.5, np.nan]), "n": np.int64(2)}), small_set)  # fmt: skip
+    arrays = respond(
+        RunStore(tmp_path / "e"),
+        samples,
+        Recorder(raw={"f0": np.array([1.5, np.nan]), "n": np.int64(2)}),
+        small_set,
+    )
     assert all(r.raw == {"f0": [1.5, "nan"], "n": 2} for r in arrays.records.values())
     from stylebench.pipeline.respond import ReplyLimits
 
-    long = respond(RunStore(tmp_path / "d"), samples, Recorder(seconds=2.0), small_set, limits=ReplyLimits(max_seconds=1.0))  # fmt: skip
+    long = respond(
+        RunStore(tmp_path / "d"),
+        samples,
+        Recorder(seconds=2.0),
+        small_set,
+        limits=ReplyLimits(max_seconds=1.0),
+    )
     assert "lasts 2 s, over the limit of 1 s" in long.records[(samples[0].id, 1)].error
 
 
@@ -180,7 +219,10 @@ def test_refused_replies_leave_no_scratch_file_and_truncated_wavs_are_refused(sm
     huge = Leaver(text=lambda n: "x" * 30_000)
     respond(RunStore(tmp_path / "a"), samples, huge, small_set)
     assert huge.files and not any(f.exists() for f in huge.files)
-    for fmt, says in (("wav", "reply audio is a truncated wav (header declares"), ("flac", "reply audio does not decode")):  # fmt: skip
+    for fmt, says in (
+        ("wav", "reply audio is a truncated wav (header declares"),
+        ("flac", "reply audio does not decode"),
+    ):
         cut = Leaver(cut=fmt)
         res = respond(RunStore(tmp_path / fmt), samples, cut, small_set)
         assert says in res.records[(samples[0].id, 1)].error, res.records[(samples[0].id, 1)].error
@@ -193,5 +235,7 @@ def test_the_reply_length_bound_is_the_configs_and_holds_at_its_default(small_se
 
     assert ReplyLimits().max_seconds == RunConfig().max_reply_s <= 120.0
     samples = samples_of(small_set, 1)
-    res = respond(RunStore(tmp_path), samples, Recorder(seconds=RunConfig().max_reply_s + 1), small_set)  # fmt: skip
+    res = respond(
+        RunStore(tmp_path), samples, Recorder(seconds=RunConfig().max_reply_s + 1), small_set
+    )
     assert "over the limit of 120 s (--max-reply-s)" in res.records[(samples[0].id, 1)].error

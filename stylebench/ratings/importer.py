@@ -76,7 +76,9 @@ def read_ratings(paths: Sequence[Path | str]) -> tuple[str, Answers, list[dict[s
         try:
             rows = list(csv.DictReader(raw.decode("utf-8-sig").splitlines()))
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the sheet as UTF-8 CSV") from None  # fmt: skip
+            raise ValueError(
+                f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the sheet as UTF-8 CSV"
+            ) from None
         except csv.Error as exc:
             raise ValueError(f"{path}: not a CSV file ({exc})") from None
         missing = [c for c in _REQUIRED if rows and c not in rows[0]] or (
@@ -101,8 +103,9 @@ def read_ratings(paths: Sequence[Path | str]) -> tuple[str, Answers, list[dict[s
                         "another file; pass only one file per rater"
                     )
                 got[f] = v
-        files.append({"name": path.name, "sha256": hashlib.sha256(raw).hexdigest(),
-                      "rows": len(rows)})  # fmt: skip
+        files.append(
+            {"name": path.name, "sha256": hashlib.sha256(raw).hexdigest(), "rows": len(rows)}
+        )
     if len(tests) != 1:
         raise ValueError(f"the CSVs belong to {len(tests)} tests {sorted(tests)}; import one test")
     return tests.pop(), answers, files
@@ -137,8 +140,15 @@ def rater_qc(key: dict[str, Any], answers: Answers, min_attention: float) -> lis
                 correct += got.get("choice_" + pair.replace("-", "_")) == truth[pair]
         acc = correct / total if total else None
         n_answered = sum(len(v) for (r, _), v in answers.items() if r == rid)
-        out.append({"rater_id": rid, "check_accuracy": acc, "n_check_answers": total,
-                    "n_answered": n_answered, "kept": acc is None or acc >= min_attention})  # fmt: skip
+        out.append(
+            {
+                "rater_id": rid,
+                "check_accuracy": acc,
+                "n_check_answers": total,
+                "n_answered": n_answered,
+                "kept": acc is None or acc >= min_attention,
+            }
+        )
     return out
 
 
@@ -168,14 +178,26 @@ def summarize(
                 )
             want = "later" if it["direction"] == "intensify" else "earlier"
             a, b = (f"intensity_{t}" for t in pair.split("-"))
-            deltas = [int(x[b]) - int(x[a]) for r in kept
-                      if a in (x := answers.get((r, item_id), {})) and b in x]  # fmt: skip
-            row = {"sample_id": it["sample_id"], "item_id": item_id, "pair": pair,
-                   "dim": it["dim"], "direction": it["direction"], "lang": it["lang"],
-                   "group": it["group"], "n_raters": n_later + n_earlier, "n_later": n_later,
-                   "n_earlier": n_earlier, "majority": maj,
-                   "valid": None if maj is None else maj == want,
-                   "intensity_change": sum(deltas) / len(deltas) if deltas else None}  # fmt: skip
+            deltas = [
+                int(x[b]) - int(x[a])
+                for r in kept
+                if a in (x := answers.get((r, item_id), {})) and b in x
+            ]
+            row = {
+                "sample_id": it["sample_id"],
+                "item_id": item_id,
+                "pair": pair,
+                "dim": it["dim"],
+                "direction": it["direction"],
+                "lang": it["lang"],
+                "group": it["group"],
+                "n_raters": n_later + n_earlier,
+                "n_later": n_later,
+                "n_earlier": n_earlier,
+                "majority": maj,
+                "valid": None if maj is None else maj == want,
+                "intensity_change": sum(deltas) / len(deltas) if deltas else None,
+            }
             majority.append(row)
             cells[(it["dim"], it["direction"], it["lang"], pair, it["group"])].append(row)
     out_cells = []
@@ -184,26 +206,48 @@ def summarize(
         judged = [100.0 * r["valid"] for r in rows if r["valid"] is not None]
         deltas = [r["intensity_change"] for r in rows if r["intensity_change"] is not None]
         ci = bootstrap_ci(judged, n_boot=n_boot, seed=seed)
-        out_cells.append({
-            "dim": k[0], "direction": k[1], "lang": k[2], "pair": k[3], "group": k[4],
-            "vsp": round(sum(judged) / len(judged), 2) if judged else None,
-            "vsp_ci": None if ci is None else [round(ci[0], 2), round(ci[1], 2)],
-            "n": len(rows), "n_judged": len(judged),
-            "n_valid": sum(r["valid"] is True for r in rows),
-            "n_tie": sum(r["majority"] == "tie" for r in rows),
-            "intensity_change_mean": round(sum(deltas) / len(deltas), 3) if deltas else None,
-        })  # fmt: skip
-    return {"cells": out_cells, "agreement": agreement(samples, answers, kept),
-            "majority": majority}  # fmt: skip
+        out_cells.append(
+            {
+                "dim": k[0],
+                "direction": k[1],
+                "lang": k[2],
+                "pair": k[3],
+                "group": k[4],
+                "vsp": round(sum(judged) / len(judged), 2) if judged else None,
+                "vsp_ci": None if ci is None else [round(ci[0], 2), round(ci[1], 2)],
+                "n": len(rows),
+                "n_judged": len(judged),
+                "n_valid": sum(r["valid"] is True for r in rows),
+                "n_tie": sum(r["majority"] == "tie" for r in rows),
+                "intensity_change_mean": round(sum(deltas) / len(deltas), 3) if deltas else None,
+            }
+        )
+    return {
+        "cells": out_cells,
+        "agreement": agreement(samples, answers, kept),
+        "majority": majority,
+    }
 
 
 def agreement(samples: dict[str, Any], answers: Answers, kept: Sequence[str]) -> dict[str, Any]:
     """Alpha, kappa and pairwise agreement for the forced choices and the 1-5 intensities."""
     ids = sorted(samples)
-    choice = [[_later(f, answers.get((r, i), {}).get(f)) for i in ids
-               for f in ("choice_1_2", "choice_2_3")] for r in kept]  # fmt: skip
-    inten = [[None if (v := answers.get((r, i), {}).get(f"intensity_{t}")) is None else int(v)
-              for i in ids for t in (1, 2, 3)] for r in kept]  # fmt: skip
+    choice = [
+        [
+            _later(f, answers.get((r, i), {}).get(f))
+            for i in ids
+            for f in ("choice_1_2", "choice_2_3")
+        ]
+        for r in kept
+    ]
+    inten = [
+        [
+            None if (v := answers.get((r, i), {}).get(f"intensity_{t}")) is None else int(v)
+            for i in ids
+            for t in (1, 2, 3)
+        ]
+        for r in kept
+    ]
 
     def n_units(table: list[list[Any]]) -> int:
         return sum(sum(v is not None for v in u) >= 2 for u in transpose(table))
@@ -217,15 +261,17 @@ def agreement(samples: dict[str, Any], answers: Answers, kept: Sequence[str]) ->
             "alpha_nominal": r4(krippendorff_alpha(cu, "nominal")),
             "fleiss_kappa": r4(fleiss_kappa(category_counts(cu, ("earlier", "later")))),
             "pairwise_agreement": r4(pairwise_agreement(choice)),
-            "n_units": n_units(choice), "n_raters": len(kept),
+            "n_units": n_units(choice),
+            "n_raters": len(kept),
         },
         "intensity": {
             "alpha_ordinal": r4(krippendorff_alpha(iu, "ordinal")),
             "alpha_interval": r4(krippendorff_alpha(iu, "interval")),
             "pairwise_agreement": r4(pairwise_agreement(inten)),
-            "n_units": n_units(inten), "n_raters": len(kept),
+            "n_units": n_units(inten),
+            "n_raters": len(kept),
         },
-    }  # fmt: skip
+    }
 
 
 def import_ratings(
@@ -253,24 +299,39 @@ def import_ratings(
         raise ValueError(f"items {unknown[:5]} are not in test {test_id}; wrong CSV or key?")
     # only the pages the test exported may rate: a typo or a forged row is not a new rater
     # (keys written by hand may leave the list out)
-    strangers = sorted({r for r, _ in answers} - set(key.get("raters") or ())) if "raters" in key else []  # fmt: skip
+    strangers = (
+        sorted({r for r, _ in answers} - set(key.get("raters") or ())) if "raters" in key else []
+    )
     if strangers:
-        raise ValueError(f"rater ids {strangers[:5]} are not raters of test {test_id} (its raters: {', '.join(map(str, key['raters']))}); wrong CSV or key?")  # fmt: skip
+        raise ValueError(
+            f"rater ids {strangers[:5]} are not raters of test {test_id} (its raters: {', '.join(map(str, key['raters']))}); wrong CSV or key?"
+        )
     raters = rater_qc(key, answers, min_attention)
     kept = [r["rater_id"] for r in raters if r["kept"]]
     summary = {
-        "format": SUMMARY_FORMAT, "test_id": test_id, "run_id": key["run_id"], "files": files,
-        "min_attention": min_attention, "n_checks": key.get("n_checks", 0), "n_boot": n_boot,
-        "seed": seed, "raters": raters, "n_raters": len(raters), "n_kept": len(kept),
+        "format": SUMMARY_FORMAT,
+        "test_id": test_id,
+        "run_id": key["run_id"],
+        "files": files,
+        "min_attention": min_attention,
+        "n_checks": key.get("n_checks", 0),
+        "n_boot": n_boot,
+        "seed": seed,
+        "raters": raters,
+        "n_raters": len(raters),
+        "n_kept": len(kept),
         **summarize(key, answers, kept, n_boot=n_boot, seed=seed),
-    }  # fmt: skip
+    }
     ratings_dir = store.root / "ratings"
     ratings_dir.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["rater_id", "item_id", "field", "value"])
-    w.writerows([safe_cell(r), i, f, v] for (r, i), got in sorted(answers.items())
-                for f, v in sorted(got.items()))  # fmt: skip
+    w.writerows(
+        [safe_cell(r), i, f, v]
+        for (r, i), got in sorted(answers.items())
+        for f, v in sorted(got.items())
+    )
     _atomic_write(ratings_dir / f"{test_id}.csv", buf.getvalue())
     _atomic_write(store.root / SUMMARY_NAME, json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
