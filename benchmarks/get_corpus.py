@@ -59,13 +59,31 @@ def fetch_clip(clip: dict[str, Any], out: Path) -> str:
         if sha256(src) != clip["source"]["sha256"]:
             raise ValueError(f"{clip['id']}: the source file's sha256 differs from the manifest")
         cut = trim_seconds(clip)
-        cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src),
-               *(["-t", f"{cut:g}"] if cut else []),
-               "-ac", "1", "-ar", "16000", "-sample_fmt", "s16", "-c:a", "flac", str(dst)]  # fmt: skip
+        cmd = [
+            "ffmpeg",
+            "-nostdin",
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            str(src),
+            *(["-t", f"{cut:g}"] if cut else []),
+            "-ac",
+            "1",
+            "-ar",
+            "16000",
+            "-sample_fmt",
+            "s16",
+            "-c:a",
+            "flac",
+            str(dst),
+        ]
         subprocess.run(cmd, check=True, capture_output=True)
     if sha256(dst) != clip["sha256"]:
         dst.unlink()
-        raise ValueError(f"{clip['id']}: the converted file's sha256 differs (another ffmpeg build?)")
+        raise ValueError(
+            f"{clip['id']}: the converted file's sha256 differs (another ffmpeg build?)"
+        )
     return "fetched"
 
 

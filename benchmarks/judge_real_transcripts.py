@@ -55,14 +55,25 @@ def main(argv: list[str] | None = None) -> None:
             counts[("mrd shuffled emulation", s.lang)][v.label] += 1
     print(f"{args.run}: {len(ids)} samples with three transcripts")
     for key in sorted(counts):
-        print(f"  {key[0]:<24} {key[1]}  " + ", ".join(f"{k} {c}" for k, c in sorted(counts[key].items())))  # fmt: skip
+        print(
+            f"  {key[0]:<24} {key[1]}  "
+            + ", ".join(f"{k} {c}" for k, c in sorted(counts[key].items()))
+        )
     for lang in ("en", "zh"):
         ks = [k for k in ids if samples[k].lang == lang and text[k][1]]
         same = [coverage(text[a][1], text[a][t]) for a in ks for t in (2, 3)]
-        cross = [coverage(text[a][1], text[b][t]) for a in ks for b in ks if samples[a].content != samples[b].content for t in (2, 3)]  # fmt: skip
+        cross = [
+            coverage(text[a][1], text[b][t])
+            for a in ks
+            for b in ks
+            if samples[a].content != samples[b].content
+            for t in (2, 3)
+        ]
         if same and cross:
-            print(f"  coverage {lang}: same sample min {min(same):.2f}, 10th pct {np.percentile(same, 10):.2f} (n={len(same)}); "  # fmt: skip
-                  f"other samples max {max(cross):.2f}, 99th pct {np.percentile(cross, 99):.2f} (n={len(cross)})")  # fmt: skip
+            print(
+                f"  coverage {lang}: same sample min {min(same):.2f}, 10th pct {np.percentile(same, 10):.2f} (n={len(same)}); "
+                f"other samples max {max(cross):.2f}, 99th pct {np.percentile(cross, 99):.2f} (n={len(cross)})"
+            )
 
 
 if __name__ == "__main__":

@@ -87,8 +87,19 @@ def integrated_loudness(path: Path | str) -> float | None:
     Raises:
         ValueError: FFmpeg failed or printed no summary.
     """
-    cmd = ["ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-i", str(path),
-           "-af", "ebur128=framelog=verbose", "-f", "null", "-"]  # fmt: skip
+    cmd = [
+        "ffmpeg",
+        "-nostdin",
+        "-hide_banner",
+        "-nostats",
+        "-i",
+        str(path),
+        "-af",
+        "ebur128=framelog=verbose",
+        "-f",
+        "null",
+        "-",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         tail = res.stderr.strip().splitlines()[-1:] or ["no output"]
@@ -104,7 +115,9 @@ def praat_mean_f0(wave: np.ndarray, sr: int) -> float | None:
     if wave.size / sr < 3.0 / PRAAT_FLOOR_HZ:
         return None
     snd = parselmouth.Sound(wave.astype(np.float64), sampling_frequency=sr)
-    f0 = snd.to_pitch(pitch_floor=PRAAT_FLOOR_HZ, pitch_ceiling=PRAAT_CEIL_HZ).selected_array["frequency"]  # fmt: skip
+    f0 = snd.to_pitch(pitch_floor=PRAAT_FLOOR_HZ, pitch_ceiling=PRAAT_CEIL_HZ).selected_array[
+        "frequency"
+    ]
     voiced = f0[f0 > 0]
     return float(voiced.mean()) if voiced.size else None
 

@@ -61,10 +61,12 @@ def diagnostics(part: dict[str, Any], wave: np.ndarray, sr: int) -> dict[str, fl
     pyworld against Praat (medians, and pyworld's share of frames an octave-ish below Praat)."""
 
     spans = part["spans"]
-    out = {"duration_s": wave.size / sr,
-           "vad_span_s": spans["silero"]["span_s"] if "silero" in spans else math.nan,
-           "energy_span_s": spans["energy"]["span_s"] if "energy" in spans else math.nan,
-           "silero_missed_s": part["missed_s"] if part["missed_s"] is not None else math.nan}  # fmt: skip
+    out = {
+        "duration_s": wave.size / sr,
+        "vad_span_s": spans["silero"]["span_s"] if "silero" in spans else math.nan,
+        "energy_span_s": spans["energy"]["span_s"] if "energy" in spans else math.nan,
+        "silero_missed_s": part["missed_s"] if part["missed_s"] is not None else math.nan,
+    }
     pw, pr = part["track"], part["praat_track"]
     pw_v, pr_v = pw[pw > 0], pr[pr > 0]
     out["pyworld_median_hz"] = float(np.median(pw_v)) if pw_v.size else math.nan
@@ -134,8 +136,14 @@ def measure_clip(
         t = {1: trs["orig"], 2: trs[ch.name]} if use_asr else {}
         pairs[ch.name] = score_pair(clip["id"], clip["lang"], parts["orig"], parts[ch.name], t)
     keep = ("id", "lang", "sex", "f0_class", "style", "duration_s")
-    return {**{k: clip[k] for k in keep}, "levels": info, "diagnostics": diag,
-            "errors": errors, "pairs": pairs, "seconds": time.perf_counter() - t0}  # fmt: skip
+    return {
+        **{k: clip[k] for k in keep},
+        "levels": info,
+        "diagnostics": diag,
+        "errors": errors,
+        "pairs": pairs,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def run(
@@ -168,10 +176,14 @@ def run(
             results = [f.result() for f in futures]
     else:
         results = [measure_clip(c, todo, cache, use_asr) for c in clips]
-    return {"formant_shifter": shifter, "asr": "faster-whisper:base" if use_asr else None,
-            "changes": [vars(c) | {"direction": c.direction} for c in todo],
-            "clips": results, "summary": summarise(results, todo, use_asr),
-            "seconds": time.perf_counter() - t0}  # fmt: skip
+    return {
+        "formant_shifter": shifter,
+        "asr": "faster-whisper:base" if use_asr else None,
+        "changes": [vars(c) | {"direction": c.direction} for c in todo],
+        "clips": results,
+        "summary": summarise(results, todo, use_asr),
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-asr", action="store_true", help="skip transcripts, so skip speed")
     ap.add_argument("--jobs", type=int, default=1, help="clips measured in parallel (processes)")
     ap.add_argument("--json", type=Path, help="write the full results here")
-    ap.add_argument("--cache", type=Path, help="cache folder (default $STYLEBENCH_CACHE/real_speech)")  # fmt: skip
+    ap.add_argument(
+        "--cache", type=Path, help="cache folder (default $STYLEBENCH_CACHE/real_speech)"
+    )
     args = ap.parse_args(argv)
     ids = [c.strip() for c in args.clips.split(",") if c.strip()] if args.clips else None
     try:

@@ -28,8 +28,15 @@ def _row(clip: dict[str, Any], ch: Any, dims: tuple[str, ...], thr: Any) -> dict
     from stylebench.scoring.cells import is_valid
 
     pair = clip["pairs"][ch.name]
-    row: dict[str, Any] = {"clip": clip["id"], "change": ch.name, "applied": ch.applied,
-                           "measured": None, "detected": False, "leaks": [], "error": None}  # fmt: skip
+    row: dict[str, Any] = {
+        "clip": clip["id"],
+        "change": ch.name,
+        "applied": ch.applied,
+        "measured": None,
+        "detected": False,
+        "leaks": [],
+        "error": None,
+    }
     if "scores" not in pair:
         row["error"] = "; ".join(str(e) for e in pair["errors"].values())
         return row
@@ -48,7 +55,9 @@ def _row(clip: dict[str, Any], ch: Any, dims: tuple[str, ...], thr: Any) -> dict
 
         flags = {f for fl in pair.get("flags", {}).values() for f in fl}
         row["asr_flags"] = sorted(flags & DOUBT_FLAGS)
-        row["asr_texts"] = [clip["diagnostics"].get(v, {}).get("asr_text") for v in ("orig", ch.name)]  # fmt: skip
+        row["asr_texts"] = [
+            clip["diagnostics"].get(v, {}).get("asr_text") for v in ("orig", ch.name)
+        ]
     if ch.dim != "pitch" and isinstance(pair["change"].get("pitch"), float):
         row["pitch_drift"] = pair["change"]["pitch"]
     row["unscored"] = {
@@ -77,7 +86,9 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
     for ch in todo:
         if ch.dim not in dims:
             continue
-        g = groups.setdefault(_group(ch), {"dim": ch.dim, "rows": [], "threshold": thr.for_dim(ch.dim)})  # fmt: skip
+        g = groups.setdefault(
+            _group(ch), {"dim": ch.dim, "rows": [], "threshold": thr.for_dim(ch.dim)}
+        )
         g["rows"].extend(_row(c, ch, dims, thr) for c in results)
     for g in groups.values():
         rows = g["rows"]
@@ -89,18 +100,26 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
         for sign in (1, -1):
             sub = [r for r in rows if math.copysign(1, r["applied"]) == sign]
             ok = [r for r in sub if r["measured"] is not None]
-            d = {"n": len(sub), "applied": _stats([r["applied"] for r in sub])["mean"],
-                 "measured": _stats([r["measured"] for r in ok]),
-                 "bias": _stats([r["measured"] - r["applied"] for r in ok])["mean"]}  # fmt: skip
+            d = {
+                "n": len(sub),
+                "applied": _stats([r["applied"] for r in sub])["mean"],
+                "measured": _stats([r["measured"] for r in ok]),
+                "bias": _stats([r["measured"] - r["applied"] for r in ok])["mean"],
+            }
             nuc = [r["nuclei_measured"] for r in sub if "nuclei_measured" in r]
             if nuc:
                 d["nuclei_measured"] = _stats(nuc)
             g["by_direction"]["+" if sign > 0 else "-"] = d
-    targets = {"detected": {n: g["detected_pct"] >= MIN_DETECTED_PCT for n, g in groups.items()},
-               "pitch_bias": {f"{n} {s}": abs(d["bias"]) <= MAX_PITCH_BIAS_ST
-                              for n, g in groups.items() if g["dim"] == "pitch"
-                              for s, d in g["by_direction"].items()},
-               "leakage": sum(g["n_leaks"] for g in groups.values()) <= MAX_LEAKS}  # fmt: skip
+    targets = {
+        "detected": {n: g["detected_pct"] >= MIN_DETECTED_PCT for n, g in groups.items()},
+        "pitch_bias": {
+            f"{n} {s}": abs(d["bias"]) <= MAX_PITCH_BIAS_ST
+            for n, g in groups.items()
+            if g["dim"] == "pitch"
+            for s, d in g["by_direction"].items()
+        },
+        "leakage": sum(g["n_leaks"] for g in groups.values()) <= MAX_LEAKS,
+    }
     drift = [
         (abs(r["pitch_drift"]), r["clip"], r["change"], r["pitch_drift"])
         for g in groups.values()
@@ -145,14 +164,20 @@ def _pf(ok: bool) -> str:
 
 def _group_lines(name: str, g: dict[str, Any]) -> list[str]:
     unit = {"pitch": "st", "volume": "dB", "speed": "%"}[g["dim"]]
-    out = [f"{name}: detected {g['n_detected']}/{g['n']} ({g['detected_pct']:.0f}%) at threshold "
-           f"{g['threshold']:g} {unit}; leaking changes {g['n_leaks']}/{g['n']}"]  # fmt: skip
+    out = [
+        f"{name}: detected {g['n_detected']}/{g['n']} ({g['detected_pct']:.0f}%) at threshold "
+        f"{g['threshold']:g} {unit}; leaking changes {g['n_leaks']}/{g['n']}"
+    ]
     for s, d in g["by_direction"].items():
         m = d["measured"]
-        line = (f"  {s}: applied {_f(d['applied'])} {unit}, measured mean {_f(m['mean'])} "
-                f"(min {_f(m['min'])}, max {_f(m['max'])}), bias {_f(d['bias'])} {unit}")  # fmt: skip
+        line = (
+            f"  {s}: applied {_f(d['applied'])} {unit}, measured mean {_f(m['mean'])} "
+            f"(min {_f(m['min'])}, max {_f(m['max'])}), bias {_f(d['bias'])} {unit}"
+        )
         if g["dim"] == "speed":
-            line += f", ratio {_f(1 + m['mean'] / 100, '.3f')} vs {_f(1 + d['applied'] / 100, '.3f')}"  # fmt: skip
+            line += (
+                f", ratio {_f(1 + m['mean'] / 100, '.3f')} vs {_f(1 + d['applied'] / 100, '.3f')}"
+            )
             if "nuclei_measured" in d:
                 line += f"; nuclei_spm mean {_f(d['nuclei_measured']['mean'])} %"
         out.append(line)
@@ -164,8 +189,10 @@ def _group_lines(name: str, g: dict[str, Any]) -> list[str]:
             out.append(f"    {tag:6} {r['clip']:13} {r['change']:22} {why}{leaks}")
             if r.get("asr_texts"):
                 flagged = ", ".join(r["asr_flags"]) or "none"
-                out.append(f"{'':11}transcripts (ASR flags on the pair: {flagged}): "
-                           + " | ".join(repr(t) for t in r["asr_texts"]))  # fmt: skip
+                out.append(
+                    f"{'':11}transcripts (ASR flags on the pair: {flagged}): "
+                    + " | ".join(repr(t) for t in r["asr_texts"])
+                )
     return out
 
 
@@ -177,19 +204,27 @@ def _clip_lines(clip: dict[str, Any]) -> list[str]:
             flags.update(f"{f.split(':')[0]}@{'orig' if str(k) == '1' else 'copy'}" for f in fl)
     orig_flags = {f: n for f, n in flags.items() if f.endswith("@orig")}
     copy_flags = {f: n for f, n in flags.items() if f.endswith("@copy")}
-    lines = [f"{clip['id']:13} {clip['lang']} {clip['sex'][:10]:10} {_f(d.get('duration_s'), '5.2f')}s "
-             f"VAD {_f(d.get('vad_span_s'), '5.2f')}s energy {_f(d.get('energy_span_s'), '5.2f')}s | "
-             f"pyworld {_f(d.get('pyworld_median_hz'), '4.0f')} Hz Praat {_f(d.get('praat_median_hz'), '4.0f')} Hz "
-             f"low-octave {_f(100 * d.get('pyworld_low_octave_frac', math.nan), '3.0f')}% | "
-             f"level {clip['levels']['gain_db']:+.1f} dB"]  # fmt: skip
-    spans = [v["vad_span_s"] / v["energy_span_s"] for v in clip["diagnostics"].values()
-             if v.get("energy_span_s", 0) > 0]  # fmt: skip
+    lines = [
+        f"{clip['id']:13} {clip['lang']} {clip['sex'][:10]:10} {_f(d.get('duration_s'), '5.2f')}s "
+        f"VAD {_f(d.get('vad_span_s'), '5.2f')}s energy {_f(d.get('energy_span_s'), '5.2f')}s | "
+        f"pyworld {_f(d.get('pyworld_median_hz'), '4.0f')} Hz Praat {_f(d.get('praat_median_hz'), '4.0f')} Hz "
+        f"low-octave {_f(100 * d.get('pyworld_low_octave_frac', math.nan), '3.0f')}% | "
+        f"level {clip['levels']['gain_db']:+.1f} dB"
+    ]
+    spans = [
+        v["vad_span_s"] / v["energy_span_s"]
+        for v in clip["diagnostics"].values()
+        if v.get("energy_span_s", 0) > 0
+    ]
     if spans:
         lines.append(
             f"{'':14}VAD/energy span ratio over all copies {min(spans):.2f}-{max(spans):.2f}"
         )
     if orig_flags or copy_flags:
-        lines.append(f"{'':14}flags (pairs): " + ", ".join(f"{f} x{n}" for f, n in sorted({**orig_flags, **copy_flags}.items())))  # fmt: skip
+        lines.append(
+            f"{'':14}flags (pairs): "
+            + ", ".join(f"{f} x{n}" for f, n in sorted({**orig_flags, **copy_flags}.items()))
+        )
     if clip["errors"]:
         lines.append(f"{'':14}errors: {clip['errors']}")
     return lines
@@ -198,20 +233,29 @@ def _clip_lines(clip: dict[str, Any]) -> list[str]:
 def render(result: dict[str, Any]) -> str:
     """The printed report."""
     s, t = result["summary"], result["summary"]["targets"]
-    out = [f"real-speech validation: {len(result['clips'])} clips, formant-preserving shifter = "
-           f"{result['formant_shifter']}, ASR = {result['asr'] or 'off (speed skipped)'}, "
-           f"{result['seconds']:.0f} s",
-           "scoring: each change is a two-turn sample (original, copy) through analyse_reply + "
-           "finish_sample; scores and thresholds from metrics/dims "
-           f"({', '.join(f'{d} {v:g}' for d, v in s['thresholds'].items())})", ""]  # fmt: skip
+    out = [
+        f"real-speech validation: {len(result['clips'])} clips, formant-preserving shifter = "
+        f"{result['formant_shifter']}, ASR = {result['asr'] or 'off (speed skipped)'}, "
+        f"{result['seconds']:.0f} s",
+        "scoring: each change is a two-turn sample (original, copy) through analyse_reply + "
+        "finish_sample; scores and thresholds from metrics/dims "
+        f"({', '.join(f'{d} {v:g}' for d, v in s['thresholds'].items())})",
+        "",
+    ]
     for name, g in s["groups"].items():
         out += _group_lines(name, g)
-    out += ["", "per clip (original): duration, VAD span, energy span | F0 medians, share of "
-            "pyworld voiced frames >= 0.75 octave below Praat's median | working-level gain"]  # fmt: skip
+    out += [
+        "",
+        "per clip (original): duration, VAD span, energy span | F0 medians, share of "
+        "pyworld voiced frames >= 0.75 octave below Praat's median | working-level gain",
+    ]
     for clip in result["clips"]:
         out += _clip_lines(clip)
-    out += ["", f"targets (issue): every dimension >= {MIN_DETECTED_PCT:g}% detected; pitch bias "
-            f"within {MAX_PITCH_BIAS_ST} st per shifter and direction; {MAX_LEAKS} leaks"]  # fmt: skip
+    out += [
+        "",
+        f"targets (issue): every dimension >= {MIN_DETECTED_PCT:g}% detected; pitch bias "
+        f"within {MAX_PITCH_BIAS_ST} st per shifter and direction; {MAX_LEAKS} leaks",
+    ]
     for n, ok in t["detected"].items():
         out.append(f"  {_pf(ok)} detected {n}: {s['groups'][n]['detected_pct']:.0f}%")
     for n, ok in t["pitch_bias"].items():

@@ -58,7 +58,9 @@ class Change:
 
 def has_rubberband() -> bool:
     """True when this FFmpeg build lists the ``rubberband`` filter."""
-    out = subprocess.run(["ffmpeg", "-hide_banner", "-filters"], capture_output=True, text=True, check=False)  # fmt: skip
+    out = subprocess.run(
+        ["ffmpeg", "-hide_banner", "-filters"], capture_output=True, text=True, check=False
+    )
     return any(line.split()[1:2] == ["rubberband"] for line in out.stdout.splitlines())
 
 
@@ -73,8 +75,24 @@ def changes(formant_shifter: str) -> list[Change]:
     for st in (2.0, -2.0):
         # asetrate takes whole hertz: the applied shift is that of the rounded rate
         rate = round(SR * 2.0 ** (st / 12.0))
-        out.append(Change(f"pitch_resample_{st:+.0f}", "pitch", 12 * math.log2(rate / SR), "resample", rate / SR))  # fmt: skip
-        out.append(Change(f"pitch_{formant_shifter}_{st:+.0f}", "pitch", st, formant_shifter, 2.0 ** (st / 12.0)))  # fmt: skip
+        out.append(
+            Change(
+                f"pitch_resample_{st:+.0f}",
+                "pitch",
+                12 * math.log2(rate / SR),
+                "resample",
+                rate / SR,
+            )
+        )
+        out.append(
+            Change(
+                f"pitch_{formant_shifter}_{st:+.0f}",
+                "pitch",
+                st,
+                formant_shifter,
+                2.0 ** (st / 12.0),
+            )
+        )
     return out
 
 
@@ -89,8 +107,10 @@ def filter_chain(change: Change, duration_s: float) -> str | None:
         return f"asetrate={rate},atempo={SR / rate:.6f},aresample={SR}"
     if change.shifter == "rubberband":
         # rubberband drops its last ~0.1 s: pad with silence, then cut back to the input length
-        return (f"apad=pad_dur=0.5,rubberband=pitch={change.factor:.6f}:formant=preserved,"
-                f"atrim=end={duration_s:.4f}")  # fmt: skip
+        return (
+            f"apad=pad_dur=0.5,rubberband=pitch={change.factor:.6f}:formant=preserved,"
+            f"atrim=end={duration_s:.4f}"
+        )
     return None
 
 
@@ -174,8 +194,24 @@ def _key(*parts: str) -> str:
 
 def _ffmpeg(src: Path, dst: Path, chain: str) -> None:
     tmp = dst.with_suffix(".part.wav")
-    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src), "-af", chain,
-           "-ac", "1", "-ar", str(SR), "-c:a", "pcm_f32le", str(tmp)]  # fmt: skip
+    cmd = [
+        "ffmpeg",
+        "-nostdin",
+        "-v",
+        "error",
+        "-y",
+        "-i",
+        str(src),
+        "-af",
+        chain,
+        "-ac",
+        "1",
+        "-ar",
+        str(SR),
+        "-c:a",
+        "pcm_f32le",
+        str(tmp),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise RuntimeError(f"ffmpeg failed on {src.name} with -af {chain!r}: {res.stderr.strip()}")

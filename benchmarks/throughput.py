@@ -41,7 +41,10 @@ def conditions() -> str:
 
 
 def wav_hashes(root: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((root / "audio").glob("*.wav"))}  # fmt: skip
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((root / "audio").glob("*.wav"))
+    }
 
 
 def timed_run(out: Path, **kw: Any) -> tuple[float, Any]:
@@ -66,7 +69,9 @@ def bench_features(src: Path, workers: int) -> None:
 
     stored = open_stored(src)
     replies = stored.replies()
-    seconds = sum(sf.info(str(src / r.audio)).duration for r in replies.values() if r.status == "ok")
+    seconds = sum(
+        sf.info(str(src / r.audio)).duration for r in replies.values() if r.status == "ok"
+    )
     times, files = {}, {}
     for n in (1, workers):
         dest = src.parent / f"features-{n}"
@@ -79,10 +84,14 @@ def bench_features(src: Path, workers: int) -> None:
         files[n] = store.stage_path("features").read_text()
         assert res.counts["error"] == 0, res.counts
     same = "identical" if files[1] == files[workers] else "DIFFERENT"
-    print(f"features: {len(stored.samples)} samples, {seconds:.0f} s of replies; 1 process "
-          f"{times[1]:.1f} s ({seconds / times[1]:.1f}x realtime), {workers} processes "
-          f"{times[workers]:.1f} s ({seconds / times[workers]:.1f}x realtime)")  # fmt: skip
-    print(f"  ratio {workers} processes / 1 process: {times[1] / times[workers]:.2f}x throughput; records {same}")  # fmt: skip
+    print(
+        f"features: {len(stored.samples)} samples, {seconds:.0f} s of replies; 1 process "
+        f"{times[1]:.1f} s ({seconds / times[1]:.1f}x realtime), {workers} processes "
+        f"{times[workers]:.1f} s ({seconds / times[workers]:.1f}x realtime)"
+    )
+    print(
+        f"  ratio {workers} processes / 1 process: {times[1] / times[workers]:.2f}x throughput; records {same}"
+    )
 
 
 def bench_run(root: Path, kw: dict[str, Any], workers: int) -> Path:
@@ -97,13 +106,19 @@ def bench_run(root: Path, kw: dict[str, Any], workers: int) -> Path:
         t_ray, par = timed_run(root / "ray", executor="ray", workers=workers, **kw)
     finally:
         ray.shutdown()
-    same = (serial.store.root / "report.json").read_text() == (par.store.root / "report.json").read_text()  # fmt: skip
+    same = (serial.store.root / "report.json").read_text() == (
+        par.store.root / "report.json"
+    ).read_text()
     wavs = wav_hashes(serial.store.root) == wav_hashes(par.store.root)
     n = serial.counts["respond"]["ok"]
-    print(f"run ({kw['model']}, {n} replies): serial {t_serial:.1f} s; ray --workers {workers} "
-          f"{t_ray:.1f} s (+ {t_init:.1f} s starting Ray, not counted)")  # fmt: skip
-    print(f"  ratio ray / serial: {t_serial / t_ray:.2f}x; report {'identical' if same else 'DIFFERENT'}, "
-          f"wavs {'identical' if wavs else 'DIFFERENT'}")  # fmt: skip
+    print(
+        f"run ({kw['model']}, {n} replies): serial {t_serial:.1f} s; ray --workers {workers} "
+        f"{t_ray:.1f} s (+ {t_init:.1f} s starting Ray, not counted)"
+    )
+    print(
+        f"  ratio ray / serial: {t_serial / t_ray:.2f}x; report {'identical' if same else 'DIFFERENT'}, "
+        f"wavs {'identical' if wavs else 'DIFFERENT'}"
+    )
     return serial.store.root
 
 
@@ -128,10 +143,14 @@ def bench_asr(src: Path, batch: int, n_max: int) -> None:
     many = asr.transcribe_batch(items, batch)
     t_many = time.perf_counter() - t0
     same = sum((a.text, a.flags) == (b.text, b.flags) for a, b in zip(one, many, strict=True))
-    print(f"asr (Whisper base, CPU int8, {cores()} threads, {len(items)} replies, {seconds:.0f} s): "
-          f"one by one {t_one:.1f} s ({seconds / t_one:.1f}x realtime), batch {batch} {t_many:.1f} s "
-          f"({seconds / t_many:.1f}x realtime)")  # fmt: skip
-    print(f"  ratio batched / one by one: {t_one / t_many:.2f}x; transcripts equal {same}/{len(items)}")  # fmt: skip
+    print(
+        f"asr (Whisper base, CPU int8, {cores()} threads, {len(items)} replies, {seconds:.0f} s): "
+        f"one by one {t_one:.1f} s ({seconds / t_one:.1f}x realtime), batch {batch} {t_many:.1f} s "
+        f"({seconds / t_many:.1f}x realtime)"
+    )
+    print(
+        f"  ratio batched / one by one: {t_one / t_many:.2f}x; transcripts equal {same}/{len(items)}"
+    )
 
 
 def main() -> int:
@@ -156,7 +175,9 @@ def main() -> int:
         if not args.skip_asr:
             bench_asr(src, args.batch, args.asr_replies)
     print(f"after: {conditions()}")
-    print(json.dumps({"note": "ratios only; wall-clock seconds depend on the machine and its load"}))
+    print(
+        json.dumps({"note": "ratios only; wall-clock seconds depend on the machine and its load"})
+    )
     return 0
 
 

@@ -30,7 +30,9 @@ def load_set(path: Path | str) -> tuple[list[Sample], str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{mf}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a dialogue set manifest?") from None  # fmt: skip
+        raise ValueError(
+            f"{mf}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a dialogue set manifest?"
+        ) from None
     samples = []
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -61,7 +63,9 @@ def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
     if why := wav_truncation(path):
         raise ValueError(f"{where} is a truncated wav ({why}); rebuild the set")
     if sha256_file(path) != turn.sha256:
-        raise ValueError(f"{where} does not match its sha256 in the manifest (changed since the set was built); rebuild the set")  # fmt: skip
+        raise ValueError(
+            f"{where} does not match its sha256 in the manifest (changed since the set was built); rebuild the set"
+        )
 
 
 def default_set_path(dims: tuple[str, ...] = ("speed", "volume", "pitch")) -> Path:

@@ -135,5 +135,7 @@ def build_model(cls: type, args: dict[str, str], name: str) -> Any:
         unknown = sorted(set(args) - set(taken))
         if unknown:
             accepts = ", ".join(taken) or "no arguments"
-            raise ValueError(f"--model-arg: {name} takes no argument {', '.join(map(repr, unknown))}; it accepts: {accepts}")  # fmt: skip
+            raise ValueError(
+                f"--model-arg: {name} takes no argument {', '.join(map(repr, unknown))}; it accepts: {accepts}"
+            )
     return cls(**args)

@@ -100,8 +100,13 @@ def main(argv: list[str] | None = None) -> int:
         for name, cls, path, extra in cases:
             start = time.monotonic()
             try:
-                model = cls(path=str(path), device=args.device, dtype=args.dtype,
-                            processor="audio-only", **extra)  # fmt: skip
+                model = cls(
+                    path=str(path),
+                    device=args.device,
+                    dtype=args.dtype,
+                    processor="audio-only",
+                    **extra,
+                )
                 placed = str(next(model.model.parameters()).device)
                 status, detail = "ok", f"{three_turns(model, wavs)}; weights on {placed}"
                 del model

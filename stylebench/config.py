@@ -34,13 +34,25 @@ class MeasureConfig:
     """How replies are transcribed and measured (stages transcribe and features)."""
 
     asr: str = option("faster-whisper", "ASR backend: faster-whisper, openai-whisper, none")
-    asr_model: str = option("base", "ASR model: base (offline default), tiny.en, large-v3, or a path")  # fmt: skip
+    asr_model: str = option(
+        "base", "ASR model: base (offline default), tiny.en, large-v3, or a path"
+    )
     vad: str = option("silero", "speech-span detector", choices=("silero", "energy"))
-    pitch_stat: str = option("agreed_mean", "F0 statistic that is the pitch score",
-                             choices=("agreed_mean", "guarded_mean", "mean", "median"))  # fmt: skip
-    speed_source: str = option("auto", "speed estimate: auto (ASR, or the text channel when the ASR is unreliable), asr, text, nuclei",
-                               choices=("auto", "asr", "text", "nuclei"))  # fmt: skip
-    transcript_max_error: float = option(0.3, "largest WER (en) / CER (zh) of a transcript against the model's text channel at which it is trusted for speed and judging", metavar="RATE")  # fmt: skip
+    pitch_stat: str = option(
+        "agreed_mean",
+        "F0 statistic that is the pitch score",
+        choices=("agreed_mean", "guarded_mean", "mean", "median"),
+    )
+    speed_source: str = option(
+        "auto",
+        "speed estimate: auto (ASR, or the text channel when the ASR is unreliable), asr, text, nuclei",
+        choices=("auto", "asr", "text", "nuclei"),
+    )
+    transcript_max_error: float = option(
+        0.3,
+        "largest WER (en) / CER (zh) of a transcript against the model's text channel at which it is trusted for speed and judging",
+        metavar="RATE",
+    )
     f0_floor: float = option(50.0, "lowest F0 searched, Hz")
     f0_ceil: float = option(800.0, "highest F0 searched, Hz")
 
@@ -48,7 +60,9 @@ class MeasureConfig:
         _check_choices(self)
         _check_min(self, ("transcript_max_error",))
         if not 0 < self.f0_floor < self.f0_ceil:
-            raise ValueError(f"need 0 < --f0-floor < --f0-ceil, got {self.f0_floor}, {self.f0_ceil}")  # fmt: skip
+            raise ValueError(
+                f"need 0 < --f0-floor < --f0-ceil, got {self.f0_floor}, {self.f0_ceil}"
+            )
 
 
 @dataclass(frozen=True)
@@ -75,16 +89,22 @@ class JudgeConfig:
     judge_url: str | None = option(
         None, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"
     )
-    judge_input: str = option("auto", "what the judge reads: ASR transcripts, the models' text channel, or auto (transcripts unless they disagree with the text channel)",
-                              choices=("auto", "transcript", "text"))  # fmt: skip
+    judge_input: str = option(
+        "auto",
+        "what the judge reads: ASR transcripts, the models' text channel, or auto (transcripts unless they disagree with the text channel)",
+        choices=("auto", "transcript", "text"),
+    )
     judge_prompt: str | None = option(None, "folder with your srd.txt and mrd.txt", metavar="DIR")
     judge_prompt_srd: str | None = option(None, "your SRD prompt file", metavar="PATH")
     judge_prompt_mrd: str | None = option(None, "your MRD prompt file", metavar="PATH")
-    judge_args: dict[str, str] = option({}, "judge backend option, e.g. concurrency=4 (repeatable)",
-                                        flag="--judge-arg", kind="kv")  # fmt: skip
+    judge_args: dict[str, str] = option(
+        {}, "judge backend option, e.g. concurrency=4 (repeatable)", flag="--judge-arg", kind="kv"
+    )
     judge_cache: bool = option(True, "reuse cached verdicts (cache root judge_cache.sqlite)")
     mrd_threshold: float = option(40.0, "eligible when MRD > this percent")
-    filter_mrd: bool = option(False, "also leave samples whose MRD verdict is not relevant out of style scores")  # fmt: skip
+    filter_mrd: bool = option(
+        False, "also leave samples whose MRD verdict is not relevant out of style scores"
+    )
 
     def __post_init__(self) -> None:
         _check_choices(self)
@@ -96,8 +116,11 @@ class JudgeConfig:
 class EmotionConfig:
     """Automatic emotion probe (stage probe)."""
 
-    emotion_probe: str = option("none", "automatic emotion probe (needs the [emotion] extra)",
-                                choices=("none", "emotion2vec"))  # fmt: skip
+    emotion_probe: str = option(
+        "none",
+        "automatic emotion probe (needs the [emotion] extra)",
+        choices=("none", "emotion2vec"),
+    )
     probe_model: str = option("iic/emotion2vec_plus_large", "probe hub id or folder")
     probe_delta: float = option(0.05, "probe probability threshold")
 
@@ -122,19 +145,44 @@ class RunConfig:
     """One run: which model on which samples, and the settings of every stage."""
 
     model: str = option("reference", "model name (see `stylebench models`)", commands=RUN)
-    model_args: dict[str, str] = option({}, "argument for the model wrapper, e.g. path=/weights (repeatable)",
-                                        commands=RUN, flag="--model-arg", kind="kv")  # fmt: skip
-    dim: str = option("pitch", "speed, volume, pitch, emotion, or all (the acoustic dims)", commands=RUN)  # fmt: skip
+    model_args: dict[str, str] = option(
+        {},
+        "argument for the model wrapper, e.g. path=/weights (repeatable)",
+        commands=RUN,
+        flag="--model-arg",
+        kind="kv",
+    )
+    dim: str = option(
+        "pitch", "speed, volume, pitch, emotion, or all (the acoustic dims)", commands=RUN
+    )
     lang: str = option("all", "en, zh or all", commands=RUN)
-    limit: int | None = option(None, "at most N samples per (dim, direction, lang) cell", commands=RUN)  # fmt: skip
-    dialogues: str = option("default", "dialogue set folder (default: the built-in set)", commands=RUN)  # fmt: skip
+    limit: int | None = option(
+        None, "at most N samples per (dim, direction, lang) cell", commands=RUN
+    )
+    dialogues: str = option(
+        "default", "dialogue set folder (default: the built-in set)", commands=RUN
+    )
     out: str = option("runs", "parent folder of run folders", commands=RUN)
-    run_id: str | None = option(None, "run folder name (default: model-dim-lang-setchecksum)", commands=RUN)  # fmt: skip
-    worker_python: str | None = option(None, "run the model in that environment's interpreter as a worker (docs/models.md#worker)",
-                                       commands=RUN, metavar="PYTHON")  # fmt: skip
-    turn_timeout_s: float = option(600.0, "with --worker-python: seconds per turn before the worker is restarted", commands=RUN)  # fmt: skip
-    max_reply_chars: int = option(20000, "a reply whose text channel is longer is an error record", commands=RUN)  # fmt: skip
-    max_reply_s: float = option(120.0, "a reply whose audio is longer is an error record (this bounds what one reply costs the transcribe and features stages)", commands=RUN)  # fmt: skip
+    run_id: str | None = option(
+        None, "run folder name (default: model-dim-lang-setchecksum)", commands=RUN
+    )
+    worker_python: str | None = option(
+        None,
+        "run the model in that environment's interpreter as a worker (docs/models.md#worker)",
+        commands=RUN,
+        metavar="PYTHON",
+    )
+    turn_timeout_s: float = option(
+        600.0, "with --worker-python: seconds per turn before the worker is restarted", commands=RUN
+    )
+    max_reply_chars: int = option(
+        20000, "a reply whose text channel is longer is an error record", commands=RUN
+    )
+    max_reply_s: float = option(
+        120.0,
+        "a reply whose audio is longer is an error record (this bounds what one reply costs the transcribe and features stages)",
+        commands=RUN,
+    )
     strict: bool = option(False, "stop at the first error")
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     measure: MeasureConfig = field(default_factory=MeasureConfig)
@@ -174,7 +222,11 @@ class RunConfig:
 
     def flat(self) -> dict[str, Any]:
         """Every option by its (unique) field name, sections flattened."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in SECTIONS}  # fmt: skip
+        out = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in SECTIONS
+        }
         for name in SECTIONS:
             out.update(dataclasses.asdict(getattr(self, name)))
         return out
@@ -182,7 +234,9 @@ class RunConfig:
 
 def section_of() -> dict[str, str | None]:
     """Field name -> section name (``None`` for top-level run fields)."""
-    out: dict[str, str | None] = {f.name: None for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS}  # fmt: skip
+    out: dict[str, str | None] = {
+        f.name: None for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS
+    }
     for section, cls in SECTIONS.items():
         for f in dataclasses.fields(cls):
             out[f.name] = section
@@ -202,7 +256,9 @@ def from_flat(values: dict[str, Any]) -> RunConfig:
         if key in SECTIONS and isinstance(value, dict):
             for k, v in value.items():
                 if where.get(k) != key:
-                    raise ValueError(f"unknown setting {key}.{k}; known: {sorted(n for n, s in where.items() if s == key)}")  # fmt: skip
+                    raise ValueError(
+                        f"unknown setting {key}.{k}; known: {sorted(n for n, s in where.items() if s == key)}"
+                    )
                 parts[key][k] = v
         elif key not in where:
             raise ValueError(f"unknown setting {key!r}; known settings: {sorted(where)}")
@@ -274,6 +330,8 @@ def parse_model_args(items: list[str] | None) -> dict[str, str]:
             raise ValueError(f"expected KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         if not k.strip().isidentifier():
-            raise ValueError(f"--model-arg {item!r}: the name before '=' must be an argument name such as path")  # fmt: skip
+            raise ValueError(
+                f"--model-arg {item!r}: the name before '=' must be an argument name such as path"
+            )
         out[k.strip()] = v.strip()
     return out

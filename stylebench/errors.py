@@ -18,6 +18,11 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from stylebench.store import RunFolderBusy
 
     return (
-        FileNotFoundError, FileExistsError, ValueError, KeyError, WorkerStartError, JudgeError,
+        FileNotFoundError,
+        FileExistsError,
+        ValueError,
+        KeyError,
+        WorkerStartError,
+        JudgeError,
         RunFolderBusy,
-    )  # fmt: skip
+    )

@@ -32,7 +32,9 @@ def option(default: Any, help: str, *, commands: tuple[str, ...] = MEASURE, **cl
 
 def check_choice(value: Any, name: str, allowed: tuple[Any, ...]) -> None:
     if value not in allowed:
-        raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(map(str, allowed))}, got {value!r}")  # fmt: skip
+        raise ValueError(
+            f"--{name.replace('_', '-')} must be one of {', '.join(map(str, allowed))}, got {value!r}"
+        )
 
 
 def check_choices(obj: Any) -> None:
@@ -46,4 +48,6 @@ def check_min(obj: Any, names: tuple[str, ...], low: float = 0.0) -> None:
     for name in names:
         v = getattr(obj, name)
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= low):
-            raise ValueError(f"--{name.replace('_', '-')} must be a finite number >= {low:g}, got {v!r}")  # fmt: skip
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be a finite number >= {low:g}, got {v!r}"
+            )

@@ -87,10 +87,18 @@ class Turn:
 class DecodeConfig:
     """Decoding settings handed to a model wrapper; part of every response cache key."""
 
-    temperature: float = field(default=0.0, metadata={"help": "sampling temperature (0 = greedy)", "commands": ("run",)})  # fmt: skip
-    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass", "commands": ("run",)})  # fmt: skip
-    max_new_tokens: int = field(default=1024, metadata={"help": "most tokens per reply", "commands": ("run",)})  # fmt: skip
-    seed: int = field(default=0, metadata={"help": "seed for decoding and the bootstrap", "commands": ("run",)})  # fmt: skip
+    temperature: float = field(
+        default=0.0, metadata={"help": "sampling temperature (0 = greedy)", "commands": ("run",)}
+    )
+    top_p: float = field(
+        default=1.0, metadata={"help": "nucleus sampling mass", "commands": ("run",)}
+    )
+    max_new_tokens: int = field(
+        default=1024, metadata={"help": "most tokens per reply", "commands": ("run",)}
+    )
+    seed: int = field(
+        default=0, metadata={"help": "seed for decoding and the bootstrap", "commands": ("run",)}
+    )
 
 
 @dataclass(frozen=True)

@@ -135,8 +135,12 @@ class CosyVoice2Synth:
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model, "instruct": self.instruct,
-                "fp16": self.fp16}  # fmt: skip
+        return {
+            "name": self.name,
+            "model": self.model,
+            "instruct": self.instruct,
+            "fp16": self.fp16,
+        }
 
     def _load(self) -> Any:
         if self._cosy is None:
@@ -190,9 +194,11 @@ class CosyVoice2Synth:
         if not chunks:
             raise RuntimeError(f"cosyvoice2 returned no audio for {text[:60]!r}")
         wave = np.concatenate(
-            [np.asarray(c["tts_speech"].detach().cpu().numpy(), np.float32).reshape(-1)
-             for c in chunks]
-        )  # fmt: skip
+            [
+                np.asarray(c["tts_speech"].detach().cpu().numpy(), np.float32).reshape(-1)
+                for c in chunks
+            ]
+        )
         audio = Audio(wave, sr)
         return audio if style.is_neutral else apply_style(audio, style)
 

@@ -109,9 +109,14 @@ def _read_ops(buf: bytes | bytearray, tables: list[int]) -> list[_Op]:
         ins_at, n_in = _vector(buf, table, OPERATOR_INPUTS)
         outs_at, n_out = _vector(buf, table, OPERATOR_OUTPUTS)
         ops.append(
-            _Op(table, _u32(buf, idx) if idx else 0, ins_at, _ints(buf, ins_at, n_in),
-                _ints(buf, outs_at, n_out))
-        )  # fmt: skip
+            _Op(
+                table,
+                _u32(buf, idx) if idx else 0,
+                ins_at,
+                _ints(buf, ins_at, n_in),
+                _ints(buf, outs_at, n_out),
+            )
+        )
     return ops
 
 

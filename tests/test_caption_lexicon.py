@@ -9,28 +9,31 @@ from stylebench.metrics.captions.features import FeaturesCaptioner, band, phrase
 from stylebench.metrics.captions.lexicon import LexiconJudge, caption_level
 
 
-@pytest.mark.parametrize(("text", "dim", "level"), [
-    ("not fast", "speed", 0.0),
-    ("slightly louder", "volume", 1.0),
-    ("语速稍慢", "speed", -1.0),
-    ("She speaks fast.", "speed", 2.0),
-    ("The pace is much faster.", "speed", 3.0),
-    ("the pace is very much faster", "speed", 4.0),
-    ("She speaks very quietly.", "volume", -3.0),
-    ("He speaks less loudly now", "volume", -1.0),
-    ("a high-pitched voice", "pitch", 2.0),
-    ("The pitch isn't higher than before", "pitch", 0.0),
-    ("speaking neither faster nor slower", "speed", 0.0),
-    ("the pitch is about the same", "pitch", 0.0),
-    ("perhaps a little slower", "speed", -1.0),
-    ("音高略高", "pitch", 1.0),
-    ("音调明显降低", "pitch", -2.0),
-    ("语速快得多", "speed", 3.0),
-    ("音量非常大", "volume", 4.0),
-    ("说话不快", "speed", 0.0),
-    ("语速并不慢", "speed", 0.0),
-    ("音高不变", "pitch", 0.0),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "dim", "level"),
+    [
+        ("not fast", "speed", 0.0),
+        ("slightly louder", "volume", 1.0),
+        ("语速稍慢", "speed", -1.0),
+        ("She speaks fast.", "speed", 2.0),
+        ("The pace is much faster.", "speed", 3.0),
+        ("the pace is very much faster", "speed", 4.0),
+        ("She speaks very quietly.", "volume", -3.0),
+        ("He speaks less loudly now", "volume", -1.0),
+        ("a high-pitched voice", "pitch", 2.0),
+        ("The pitch isn't higher than before", "pitch", 0.0),
+        ("speaking neither faster nor slower", "speed", 0.0),
+        ("the pitch is about the same", "pitch", 0.0),
+        ("perhaps a little slower", "speed", -1.0),
+        ("音高略高", "pitch", 1.0),
+        ("音调明显降低", "pitch", -2.0),
+        ("语速快得多", "speed", 3.0),
+        ("音量非常大", "volume", 4.0),
+        ("说话不快", "speed", 0.0),
+        ("语速并不慢", "speed", 0.0),
+        ("音高不变", "pitch", 0.0),
+    ],
+)
 def test_ordinal_levels_with_degree_negation_and_hedges(text, dim, level):
     assert caption_level(text, dim) == level
 
@@ -99,10 +102,19 @@ def test_features_captions_read_back_by_the_lexicon():
 
     ins = load_instruction("pitch")
     r1 = CaptionRequest("x.wav", "pitch", "en", ins, 1, {"pitch": 200.0}, {"pitch": 200.0})
-    r3 = CaptionRequest("x.wav", "pitch", "en", ins, 3, {"pitch": 200.0 * 2 ** (4 / 12), "volume": 0.1, "speed": 300.0},
-                        {"pitch": 200.0, "volume": 0.1, "speed": 240.0})  # fmt: skip
+    r3 = CaptionRequest(
+        "x.wav",
+        "pitch",
+        "en",
+        ins,
+        3,
+        {"pitch": 200.0 * 2 ** (4 / 12), "volume": 0.1, "speed": 300.0},
+        {"pitch": 200.0, "volume": 0.1, "speed": 240.0},
+    )
     assert caption_level(cap.caption(r1), "pitch") == 0.0
     text = cap.caption(r3)
-    assert text == ("Compared with the speaker's first turn, the pitch is clearly higher; the loudness is "
-                    "about the same; the pace is much faster.")  # fmt: skip
+    assert text == (
+        "Compared with the speaker's first turn, the pitch is clearly higher; the loudness is "
+        "about the same; the pace is much faster."
+    )
     assert cap.describe()["circular"] is True

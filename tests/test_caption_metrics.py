@@ -10,8 +10,10 @@ import pytest
 
 from stylebench.metrics.captions import caf, speaker
 
-needs_sklearn = pytest.mark.skipif(__import__("importlib").util.find_spec("sklearn") is None,
-                                   reason="scikit-learn missing: pip install 'stylebench[caption]'")  # fmt: skip
+needs_sklearn = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("sklearn") is None,
+    reason="scikit-learn missing: pip install 'stylebench[caption]'",
+)
 
 
 @needs_sklearn
@@ -96,13 +98,20 @@ def test_fleur_reproduces_the_papers_worked_example():
 
 
 def _tok(token, tops):
-    return {"token": token, "logprob": math.log(max(tops.values()) if tops else 1.0),
-            "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in tops.items()]}  # fmt: skip
+    return {
+        "token": token,
+        "logprob": math.log(max(tops.values()) if tops else 1.0),
+        "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in tops.items()],
+    }
 
 
 def test_digit_probabilities_are_read_from_openai_logprobs():
-    content = [_tok("0", {"0": 0.99}), _tok(".", {".": 1.0}), _tok("8", {"8": 0.7, "9": 0.3}),
-               _tok("5", {"5": 0.6, "4": 0.4, "five": 0.0001})]  # fmt: skip
+    content = [
+        _tok("0", {"0": 0.99}),
+        _tok(".", {".": 1.0}),
+        _tok("8", {"8": 0.7, "9": 0.3}),
+        _tok("5", {"5": 0.6, "4": 0.4, "five": 0.0001}),
+    ]
     digits, text = caf.decimal_digit_probs(content)
     assert text == "0.85" and caf.fleur(digits) == pytest.approx(0.876)
     with pytest.raises(ValueError, match="one digit"):
@@ -184,6 +193,11 @@ def test_caption_cells_rates_and_agreement_on_known_verdicts():
     ]
     agree = acoustic_agreement(samples[:2], verdicts, ts, Thresholds())["pitch"]
     assert agree["direction"] == {"n": 4, "percent": 100.0, "kappa": 1.0}
-    h = human_agreement(verdicts, [{"sample_id": "s0", "pair": "1-2", "majority": "later"},
-                                   {"sample_id": "s1", "pair": "1-2", "majority": "later"}])  # fmt: skip
+    h = human_agreement(
+        verdicts,
+        [
+            {"sample_id": "s0", "pair": "1-2", "majority": "later"},
+            {"sample_id": "s1", "pair": "1-2", "majority": "later"},
+        ],
+    )
     assert h["n"] == 1 and h["percent"] == 100.0  # s1's "same" has no later/earlier to compare

@@ -26,11 +26,19 @@ VERDICT = '{"verdict": "increased", "reason": "the second caption says higher"}'
 
 
 def _digit(tok, probs):
-    return {"token": tok, "logprob": math.log(max(probs.values())),
-            "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in probs.items()]}  # fmt: skip
+    return {
+        "token": tok,
+        "logprob": math.log(max(probs.values())),
+        "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in probs.items()],
+    }
 
 
-LOGPROBS = [_digit("0", {"0": 1.0}), _digit(".", {".": 1.0}), _digit("8", {"8": 0.7, "9": 0.3}), _digit("5", {"5": 0.6, "4": 0.4})]  # fmt: skip
+LOGPROBS = [
+    _digit("0", {"0": 1.0}),
+    _digit(".", {".": 1.0}),
+    _digit("8", {"8": 0.7, "9": 0.3}),
+    _digit("5", {"5": 0.6, "4": 0.4}),
+]
 
 
 class CannedServer:
@@ -90,17 +98,32 @@ def server():
 
 
 def _cfg(small_set, tmp_path, url, **kw):
-    return cfg_for(small_set, tmp_path, dim="pitch", judge="none", asr="none", captioner="openai",
-                   caption_model="cap-model", caption_url=url, caption_judge="openai",
-                   caption_judge_model="judge-model", caption_judge_url=url, judge_cache=False,
-                   caption_args={"concurrency": "3", "retries": "0"}, **kw)  # fmt: skip
+    return cfg_for(
+        small_set,
+        tmp_path,
+        dim="pitch",
+        judge="none",
+        asr="none",
+        captioner="openai",
+        caption_model="cap-model",
+        caption_url=url,
+        caption_judge="openai",
+        caption_judge_model="judge-model",
+        caption_judge_url=url,
+        judge_cache=False,
+        caption_args={"concurrency": "3", "retries": "0"},
+        **kw,
+    )
 
 
 def test_openai_captioner_and_llm_judge_end_to_end_with_resume(small_set, tmp_path, server):
     res = run(_cfg(small_set, tmp_path, server.url), progress=False)
     kinds = [server.kind(b) for b in server.bodies]
     assert kinds.count("caption") == 6 and kinds.count("judge") == 4
-    replies = {json.loads(x)["sha256"]: json.loads(x) for x in res.store.stage_path("respond").read_text().splitlines()}  # fmt: skip
+    replies = {
+        json.loads(x)["sha256"]: json.loads(x)
+        for x in res.store.stage_path("respond").read_text().splitlines()
+    }
     ins = load_instruction("pitch")
     for b in (b for b in server.bodies if server.kind(b) == "caption"):
         audio, text = b["messages"][0]["content"]
@@ -126,7 +149,11 @@ def test_openai_captioner_and_llm_judge_end_to_end_with_resume(small_set, tmp_pa
     again = run(
         _cfg(small_set, tmp_path, server.url), progress=False
     )  # resume: nothing asked again
-    assert len(server.bodies) == n and again.counts["caption"]["ok"] == 0 and again.counts["caption_judge"]["ok"] == 0  # fmt: skip
+    assert (
+        len(server.bodies) == n
+        and again.counts["caption"]["ok"] == 0
+        and again.counts["caption_judge"]["ok"] == 0
+    )
     folder = tmp_path / "prompts"
     folder.mkdir()
     (folder / "pitch.txt").write_text("Describe the pitch in {{language}}, briefly.")
@@ -186,7 +213,11 @@ def test_injections_in_captions_stay_fenced_and_cannot_flip_the_verdict(server):
         assert system["content"] == prompt.system  # no data in the rubric
         assert user["content"].count(begin) == 1 and user["content"].count(end) == 1
         inside = user["content"].split(begin + "\n")[1].split("\n" + end)[0]
-        assert inside == data and len(inside.splitlines()) == 1 and not set(inside) & set("<>\n\r\u2028\u2029\x85")  # fmt: skip
+        assert (
+            inside == data
+            and len(inside.splitlines()) == 1
+            and not set(inside) & set("<>\n\r\u2028\u2029\x85")
+        )
         assert json.loads(inside)["after"] == req.after
 
 
@@ -198,8 +229,15 @@ def test_caption_eval_of_a_run_fleur_ties_and_styleinstructcaps(small_set, tmp_p
         '{"score": 7, "reason": "consistent"}'  # a meta answer; not a valid hallucination/IFA one
     )
     n = len(server.bodies)
-    out = evaluate(res.store.root, EvalOptions(judge_url=server.url, judge_model="judge-model",
-                                               fleur_url=server.url, fleur_model="lalm"))  # fmt: skip
+    out = evaluate(
+        res.store.root,
+        EvalOptions(
+            judge_url=server.url,
+            judge_model="judge-model",
+            fleur_url=server.url,
+            fleur_model="lalm",
+        ),
+    )
     assert out["n_captions"] == 12 and len(server.bodies) == n + 3 * 12 + 12  # nothing re-captioned
     sic = out["styleinstructcaps"]
     assert sic["meta"]["mean_score"] == 7.0 and sic["meta"]["n_ok"] == 12

@@ -13,13 +13,22 @@ from stylebench.config import make_config
 from stylebench.pipeline.caption import self_caption_warning
 from stylebench.pipeline.commands import rescore, run
 
-OFFLINE = {"dim": "pitch", "captioner": "features", "caption_judge": "lexicon", "judge": "none", "asr": "none"}  # fmt: skip
+OFFLINE = {
+    "dim": "pitch",
+    "captioner": "features",
+    "caption_judge": "lexicon",
+    "judge": "none",
+    "asr": "none",
+}
 
 
 @pytest.fixture(scope="module")
 def runs(small_set, tmp_path_factory):
     root = tmp_path_factory.mktemp("caption")
-    return {m: run(cfg_for(small_set, root, model=m, **OFFLINE), progress=False) for m in ("reference", "neutral")}  # fmt: skip
+    return {
+        m: run(cfg_for(small_set, root, model=m, **OFFLINE), progress=False)
+        for m in ("reference", "neutral")
+    }
 
 
 def _lines(store, stage):
@@ -52,7 +61,9 @@ def test_records_resume_and_rescoring_never_recaptions(runs, tmp_path):
     dest = tmp_path / res.store.root.name
     shutil.copytree(res.store.root, dest)
     recs = [json.loads(x) for x in _lines(res.store, "caption")]
-    assert {(r["sample_id"], r["turn"]) for r in recs} and all(r["status"] == "ok" and r["backend"] == "features" for r in recs)  # fmt: skip
+    assert {(r["sample_id"], r["turn"]) for r in recs} and all(
+        r["status"] == "ok" and r["backend"] == "features" for r in recs
+    )
     assert recs[0]["prompt"] == "caption_pitch_v1.txt"
     verdicts = [json.loads(x) for x in _lines(res.store, "caption_judge")]
     assert sorted({r["turn"] for r in verdicts}) == [2, 3]
@@ -72,7 +83,13 @@ def test_a_captioner_that_is_the_subject_model_is_warned_about():
     warn = self_caption_warning(cfg, {"name": "qwen-omni", "model": "Qwen/Qwen2.5-Omni-7B"})
     assert warn and "subject model" in warn and "captioner" in warn
     assert self_caption_warning(cfg, {"model": "Qwen/Qwen2-Audio-7B"}) is None
-    cfg = make_config(model="x", captioner="openai", caption_model="cap", caption_judge="openai", caption_judge_model="/w/Qwen2.5-Omni-7B/")  # fmt: skip
+    cfg = make_config(
+        model="x",
+        captioner="openai",
+        caption_model="cap",
+        caption_judge="openai",
+        caption_judge_model="/w/Qwen2.5-Omni-7B/",
+    )
     assert "caption judge" in self_caption_warning(cfg, {"path": "/w/Qwen2.5-Omni-7B"})
 
 

@@ -28,18 +28,34 @@ def compared(small_set, tmp_path_factory):
     """A neutral run (all acoustic dims, en, 1 sample per cell, offline judge on the text channel)
     with markup in one reply; ``compare`` adds reference and shuffled beside it."""
     out = tmp_path_factory.mktemp("compare_runs")
-    cfg = make_config(model="neutral", dim="all", lang="en", limit=1, asr="none", vad="energy",
-                      judge="offline", n_boot=50, dialogues=str(small_set), out=str(out))  # fmt: skip
+    cfg = make_config(
+        model="neutral",
+        dim="all",
+        lang="en",
+        limit=1,
+        asr="none",
+        vad="energy",
+        judge="offline",
+        n_boot=50,
+        dialogues=str(small_set),
+        out=str(out),
+    )
     store = run_pipeline(cfg, progress=False).store
-    first = min((r for r in run_replies(store)[1].values() if "volume" in r.sample_id),
-                key=lambda r: (r.sample_id, r.turn))  # fmt: skip
+    first = min(
+        (r for r in run_replies(store)[1].values() if "volume" in r.sample_id),
+        key=lambda r: (r.sample_id, r.turn),
+    )
     store.append("respond", dataclasses.replace(first, text=XSS + " " + first.text))
     result, md, folder = compare_command([store.root], out=out / "cmp", n_boot=50)
     return {"out": out, "neutral": store.root, "result": result, "md": md, "folder": folder}
 
 
 def _vsp(result, model, dim):
-    return {(b["direction"], b["pair"]): b["models"][model]["vsp"] for b in result["cells"] if b["dim"] == dim}  # fmt: skip
+    return {
+        (b["direction"], b["pair"]): b["models"][model]["vsp"]
+        for b in result["cells"]
+        if b["dim"] == dim
+    }
 
 
 def test_calibration_rows_are_added_and_bound_the_comparison(compared):
@@ -67,8 +83,15 @@ def test_files_carry_provenance_per_row(compared):
     rows = list(csv.DictReader((folder / "leaderboard.csv").open(encoding="utf-8")))
     assert len(rows) == 3 * len(compared["result"]["cells"])
     for row in rows:
-        for col in ("model_fingerprint", "dialogue_checksum", "asr", "judge", "thresholds",
-                    "stylebench_version", "manifest_sha256"):  # fmt: skip
+        for col in (
+            "model_fingerprint",
+            "dialogue_checksum",
+            "asr",
+            "judge",
+            "thresholds",
+            "stylebench_version",
+            "manifest_sha256",
+        ):
             assert row[col], (col, row)
     assert {r["asr"] for r in rows} == {"none"} and len({r["dialogue_checksum"] for r in rows}) == 1
     board = json.loads((folder / "leaderboard.json").read_text(encoding="utf-8"))
@@ -78,8 +101,22 @@ def test_files_carry_provenance_per_row(compared):
 
 def test_second_compare_reuses_the_calibration_runs(compared, capsys):
     n_runs = sorted(p.name for p in compared["out"].iterdir())
-    assert main(["--no-progress", "compare", str(compared["neutral"]), "--out", str(compared["out"] / "cmp2"),
-                 "--n-boot", "50", "--format", "json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "--no-progress",
+                "compare",
+                str(compared["neutral"]),
+                "--out",
+                str(compared["out"] / "cmp2"),
+                "--n-boot",
+                "50",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     assert not any("calibration rows run" in n for n in printed["notes"])
     assert any("calibration rows reused" in n for n in printed["notes"])
@@ -91,20 +128,50 @@ def test_result_does_not_depend_on_run_order(compared):
     dirs = sorted(p for p in compared["out"].iterdir() if (p / "manifest.json").is_file())
     runs = [load_run(d) for d in dirs]
     assert compare_runs(runs, n_boot=50) == compare_runs(runs[::-1], n_boot=50)
-    assert compare_runs(runs, n_boot=50, cluster="content") == compare_runs([runs[1], runs[2], runs[0]], n_boot=50, cluster="content")  # fmt: skip
+    assert compare_runs(runs, n_boot=50, cluster="content") == compare_runs(
+        [runs[1], runs[2], runs[0]], n_boot=50, cluster="content"
+    )
 
 
 def test_runs_with_other_thresholds_or_sets_are_refused(compared, tmp_path, capsys):
     other = tmp_path / "neutral-strict"
     shutil.copytree(compared["neutral"], other)
     rescore(other, {"volume_db": 2.0}, progress=False)
-    assert main(["compare", str(compared["neutral"]), str(other), "--no-calibration", "--out", str(tmp_path / "c")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "compare",
+                str(compared["neutral"]),
+                str(other),
+                "--no-calibration",
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "not comparable: they differ in thresholds.volume_db (neutral@neutral-all-en-n1-" in err
     assert "=1.0, neutral@neutral-strict=2.0)" in err
     assert "--allow-mismatch thresholds" in err and not (tmp_path / "c").exists()
-    assert main(["--no-progress", "compare", str(compared["neutral"]), str(other), "--no-calibration", "--out",
-                 str(tmp_path / "c"), "--allow-mismatch", "thresholds", "--n-boot", "20"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "--no-progress",
+                "compare",
+                str(compared["neutral"]),
+                str(other),
+                "--no-calibration",
+                "--out",
+                str(tmp_path / "c"),
+                "--allow-mismatch",
+                "thresholds",
+                "--n-boot",
+                "20",
+            ]
+        )
+        == 0
+    )
     notes = json.loads((tmp_path / "c" / "compare.json").read_text(encoding="utf-8"))["notes"]
     assert any("thresholds" in n and "volume_db" in n for n in notes)
     a = load_run(compared["neutral"])
@@ -162,9 +229,13 @@ def test_asr_code_path_warnings_reach_every_output(compared, tmp_path, monkeypat
     """The check itself: tests/test_asr_machine.py; here, that its line is in the outputs."""
     from stylebench.compare import command
 
-    monkeypatch.setattr(command, "asr_machine_warnings", lambda runs: [f"warning: {len(runs)} runs, other ISAs"])  # fmt: skip
+    monkeypatch.setattr(
+        command, "asr_machine_warnings", lambda runs: [f"warning: {len(runs)} runs, other ISAs"]
+    )
     ref = next(p for p in compared["out"].iterdir() if p.name.startswith("reference"))
-    result, md, folder = compare_command([compared["neutral"], ref], out=tmp_path / "c", n_boot=20, calibration=False)  # fmt: skip
+    result, md, folder = compare_command(
+        [compared["neutral"], ref], out=tmp_path / "c", n_boot=20, calibration=False
+    )
     assert (
         "warning: 2 runs, other ISAs" in result["notes"] and "- warning: 2 runs, other ISAs" in md
     )

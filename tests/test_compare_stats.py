@@ -110,7 +110,9 @@ def test_cluster_bootstrap_is_wider_on_clustered_data_and_equal_without_clusters
     assert clustered[1] - clustered[0] > 1.6 * (plain[1] - plain[0])
     # one cluster per sample (labels in sample order) is the plain bootstrap, draw for draw
     own = [f"{i:04d}" for i in range(len(a))]
-    assert paired_bootstrap_diff(a, b, own, n_boot=500, seed=3) == paired_bootstrap_diff(a, b, n_boot=500, seed=3)  # fmt: skip
+    assert paired_bootstrap_diff(a, b, own, n_boot=500, seed=3) == paired_bootstrap_diff(
+        a, b, n_boot=500, seed=3
+    )
 
 
 def test_bootstrap_edge_cases():

@@ -19,28 +19,50 @@ PROSODIC = {"e0": (1, 3, 5), "e1": (1, 3, 3), "e2": (1, 1, 1), "e3": (1, 3, 5)}
 
 
 def _scores(values, dim="emotion"):
-    return [TurnScore(sid, dim, "intensify", "en", t, float(v[t - 1]), group="happy")
-            for sid, v in values.items() for t in (1, 2, 3)]  # fmt: skip
+    return [
+        TurnScore(sid, dim, "intensify", "en", t, float(v[t - 1]), group="happy")
+        for sid, v in values.items()
+        for t in (1, 2, 3)
+    ]
 
 
 def _run(tmp_path, label, *, human=False, probe=False):
     root = tmp_path / label
     root.mkdir()
     if human:  # majorities for pair 1-2 only: e0 and e3 valid, e1 not, e2 a tie
-        rows = [{"sample_id": sid, "pair": "1-2", "dim": "emotion", "direction": "intensify",
-                 "lang": "en", "group": "happy", "valid": valid}
-                for sid, valid in (("e0", True), ("e1", False), ("e2", None), ("e3", True))]  # fmt: skip
+        rows = [
+            {
+                "sample_id": sid,
+                "pair": "1-2",
+                "dim": "emotion",
+                "direction": "intensify",
+                "lang": "en",
+                "group": "happy",
+                "valid": valid,
+            }
+            for sid, valid in (("e0", True), ("e1", False), ("e2", None), ("e3", True))
+        ]
         (root / SUMMARY_NAME).write_text(
             json.dumps({"majority": rows, "cells": []}), encoding="utf-8"
         )
     probe_scores = _scores({s: (0.1, 0.2, 0.3) for s in PROSODIC}) if probe else None
-    return SimpleNamespace(label=label, root=root, human={"cells": []} if human else None,
-                           probe_scores=probe_scores, probe_threshold=0.05, exclude=frozenset(),
-                           relevance={"srd": None, "mrd": None, "eligible": None})  # fmt: skip
+    return SimpleNamespace(
+        label=label,
+        root=root,
+        human={"cells": []} if human else None,
+        probe_scores=probe_scores,
+        probe_threshold=0.05,
+        exclude=frozenset(),
+        relevance={"srd": None, "mrd": None, "eligible": None},
+    )
 
 
 def test_emotion_table_takes_human_then_probe_then_prosodic(tmp_path):
-    runs = [_run(tmp_path, "a", human=True, probe=True), _run(tmp_path, "b", probe=True), _run(tmp_path, "c")]  # fmt: skip
+    runs = [
+        _run(tmp_path, "a", human=True, probe=True),
+        _run(tmp_path, "b", probe=True),
+        _run(tmp_path, "c"),
+    ]
     per_out = {r.label: outcomes(_scores(PROSODIC), Thresholds(emotion_delta=1.0)) for r in runs}
     tables = paper_tables(runs, per_out, set(PROSODIC), BOOT)
     emo = {(r["model"], r["pair"]): r for r in tables["emotion"]}
@@ -51,12 +73,21 @@ def test_emotion_table_takes_human_then_probe_then_prosodic(tmp_path):
     assert (emo[("a", "2-3")]["source"], emo[("a", "2-3")]["vsp"]) == ("probe", 100.0)
     assert [emo[("b", p)]["source"] for p in ("1-2", "2-3")] == ["probe", "probe"]
     # c: prosodic, 3 of 4 valid over 1-2 and 2 of 4 over 2-3
-    assert [(emo[("c", p)]["source"], emo[("c", p)]["vsp"]) for p in ("1-2", "2-3")] == [("prosodic", 75.0), ("prosodic", 50.0)]  # fmt: skip
+    assert [(emo[("c", p)]["source"], emo[("c", p)]["vsp"]) for p in ("1-2", "2-3")] == [
+        ("prosodic", 75.0),
+        ("prosodic", 50.0),
+    ]
     dims = {(r["model"], r["pair"]): r for r in tables["dims"]}
     assert dims[("c", "1-2")]["source"] == "prosodic" and dims[("c", "2-3")]["vsp"] == 50.0
     ret = {r["model"]: r for r in tables["retention"]}["c"]
     # e1 lost the style at turn 3: 75 -> 50, one discordant sample, McNemar p = 1
-    assert (ret["n"], ret["vsp_12"], ret["vsp_23"], ret["diff"], ret["mcnemar_p"]) == (4, 75.0, 50.0, -25.0, 1.0)  # fmt: skip
+    assert (ret["n"], ret["vsp_12"], ret["vsp_23"], ret["diff"], ret["mcnemar_p"]) == (
+        4,
+        75.0,
+        50.0,
+        -25.0,
+        1.0,
+    )
 
 
 def test_dims_table_pools_directions_and_langs(tmp_path):

@@ -59,19 +59,42 @@ class StandInCosyVoice2PathAPI:
 
     calls: list = []
 
-    def __init__(self, model_dir, load_jit=False, load_trt=False, load_vllm=False, fp16=False,
-                 trt_concurrent=1):  # fmt: skip
+    def __init__(
+        self,
+        model_dir,
+        load_jit=False,
+        load_trt=False,
+        load_vllm=False,
+        fp16=False,
+        trt_concurrent=1,
+    ):
         self.sample_rate = 24000
 
-    def inference_zero_shot(self, tts_text, prompt_text, prompt_wav, zero_shot_spk_id="",
-                            stream=False, speed=1.0, text_frontend=True):  # fmt: skip
+    def inference_zero_shot(
+        self,
+        tts_text,
+        prompt_text,
+        prompt_wav,
+        zero_shot_spk_id="",
+        stream=False,
+        speed=1.0,
+        text_frontend=True,
+    ):
         import torch
 
         self.calls.append(("zero_shot", tts_text, prompt_text, prompt_wav, stream))
         yield {"tts_speech": torch.full((1, 480), 0.3)}
 
-    def inference_instruct2(self, tts_text, instruct_text, prompt_wav, zero_shot_spk_id="",
-                            stream=False, speed=1.0, text_frontend=True):  # fmt: skip
+    def inference_instruct2(
+        self,
+        tts_text,
+        instruct_text,
+        prompt_wav,
+        zero_shot_spk_id="",
+        stream=False,
+        speed=1.0,
+        text_frontend=True,
+    ):
         import torch
 
         self.calls.append(("instruct2", tts_text, instruct_text, prompt_wav, stream))
@@ -116,11 +139,20 @@ def voices_file(tmp_path: Path) -> Path:
     for name, f0 in (("en_f1", 220.0), ("zh_m1", 120.0)):
         sf.write(tmp_path / "prompts" / f"{name}.wav", 0.3 * np.sin(2 * np.pi * f0 * t), 22050)
     entries = [
-        {"id": "en-f1", "lang": "en", "prompt_wav": "prompts/en_f1.wav",
-         "prompt_text": "The prompt speaker reads one calm sentence."},
-        {"id": "zh-m1", "lang": "zh", "prompt_wav": "prompts/zh_m1.wav",
-         "prompt_text": "希望你以后能够做得更好。", "instruct": "用平静的语气说"},
-    ]  # fmt: skip
+        {
+            "id": "en-f1",
+            "lang": "en",
+            "prompt_wav": "prompts/en_f1.wav",
+            "prompt_text": "The prompt speaker reads one calm sentence.",
+        },
+        {
+            "id": "zh-m1",
+            "lang": "zh",
+            "prompt_wav": "prompts/zh_m1.wav",
+            "prompt_text": "希望你以后能够做得更好。",
+            "instruct": "用平静的语气说",
+        },
+    ]
     path = tmp_path / "voices.json"
     path.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
     return path
@@ -131,8 +163,11 @@ def test_zero_shot_contract_with_a_16k_prompt_tensor(tensor_api, voices_file):
     voice = synth.voices_for("en")[0]
     audio = synth.synthesize("Say this sentence.", voice)
     init, call = tensor_api.CALLS
-    assert init == ("init", "/weights/CosyVoice2-0.5B",
-                    {"load_jit": False, "load_trt": False, "fp16": False})  # fmt: skip
+    assert init == (
+        "init",
+        "/weights/CosyVoice2-0.5B",
+        {"load_jit": False, "load_trt": False, "fp16": False},
+    )
     kind, text, prompt_text, prompt, stream = call
     assert (kind, text, prompt_text, stream) == (
         "zero_shot",
@@ -212,8 +247,9 @@ def test_other_load_failures_keep_their_own_type_and_text(monkeypatch, voices_fi
 def test_voices_file_errors(tmp_path, voices_file):
     assert sorted(load_voices_file(voices_file)) == ["en-f1", "zh-m1"]
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([{"id": "a", "lang": "en", "prompt_wav": "nope.wav",
-                                "prompt_text": "x"}]))  # fmt: skip
+    bad.write_text(
+        json.dumps([{"id": "a", "lang": "en", "prompt_wav": "nope.wav", "prompt_text": "x"}])
+    )
     with pytest.raises(FileNotFoundError, match="prompt wav of voice 'a'"):
         load_voices_file(bad)
     bad.write_text(json.dumps([{"id": "a", "lang": "en"}]))
@@ -223,9 +259,25 @@ def test_voices_file_errors(tmp_path, voices_file):
 
 def test_build_dialogues_with_cosyvoice2(tensor_api, voices_file, tmp_path, capsys):
     out = tmp_path / "set"
-    argv = ["build-dialogues", "--out", str(out), "--dims", "emotion", "--emotions", "sad",
-            "--langs", "en", "--per-cell", "1", "--synth", "cosyvoice2", "--synth-arg",
-            f"voices={voices_file}", "--synth-arg", "model=/w/CosyVoice2-0.5B"]  # fmt: skip
+    argv = [
+        "build-dialogues",
+        "--out",
+        str(out),
+        "--dims",
+        "emotion",
+        "--emotions",
+        "sad",
+        "--langs",
+        "en",
+        "--per-cell",
+        "1",
+        "--synth",
+        "cosyvoice2",
+        "--synth-arg",
+        f"voices={voices_file}",
+        "--synth-arg",
+        "model=/w/CosyVoice2-0.5B",
+    ]
     assert main(argv) == 0
     card = json.loads((out / "set_card.json").read_text())
     assert card["synthesizer"] == "cosyvoice2" and card["n_samples"] == 2
@@ -235,12 +287,25 @@ def test_build_dialogues_with_cosyvoice2(tensor_api, voices_file, tmp_path, caps
     assert [c[0] for c in tensor_api.CALLS].count("zero_shot") == 6  # 2 samples x 3 user turns
 
 
-def test_build_dialogues_without_the_package_prints_the_hint(monkeypatch, voices_file, tmp_path,
-                                                            capsys):  # fmt: skip
+def test_build_dialogues_without_the_package_prints_the_hint(
+    monkeypatch, voices_file, tmp_path, capsys
+):
     monkeypatch.setitem(sys.modules, "cosyvoice", None)
-    argv = ["build-dialogues", "--out", str(tmp_path / "s"), "--dims", "volume", "--langs",
-            "en", "--per-cell", "1", "--synth", "cosyvoice2", "--synth-arg",
-            f"voices={voices_file}"]  # fmt: skip
+    argv = [
+        "build-dialogues",
+        "--out",
+        str(tmp_path / "s"),
+        "--dims",
+        "volume",
+        "--langs",
+        "en",
+        "--per-cell",
+        "1",
+        "--synth",
+        "cosyvoice2",
+        "--synth-arg",
+        f"voices={voices_file}",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("stylebench: ") and "\n" not in err

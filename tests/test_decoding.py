@@ -36,8 +36,13 @@ def test_one_definition_and_its_mapping_rules():
     out = run_settings(official, mapping, T0, greedy=greedy, sampled={"do_sample": True})
     assert out == {"top_p": 0.8, "top_k": 20, "max_new_tokens": 1024, "do_sample": False}
     out = run_settings(official, mapping, HOT, greedy=greedy, sampled={"do_sample": True})
-    assert out == {"temperature": 0.7, "top_p": 0.9, "top_k": 20, "max_new_tokens": 50,
-                   "do_sample": True}  # fmt: skip
+    assert out == {
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "top_k": 20,
+        "max_new_tokens": 50,
+        "do_sample": True,
+    }
     assert manifest_entry(out, HOT)["greedy"] is False
     assert thinker_sampling(T0) == {"thinker_max_new_tokens": 1024, "thinker_do_sample": False}
 
@@ -48,9 +53,16 @@ def tiny_lm():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=40, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                      num_attention_heads=2, num_key_value_heads=1, pad_token_id=0,
-                      eos_token_id=39)  # fmt: skip
+    cfg = LlamaConfig(
+        vocab_size=40,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        pad_token_id=0,
+        eos_token_id=39,
+    )
     model = LlamaForCausalLM(cfg).eval()
     # a checkpoint whose generation_config samples (GLM-4-Voice's server passes no do_sample)
     model.generation_config.do_sample, model.generation_config.temperature = True, 0.2
@@ -110,9 +122,12 @@ def test_freeze_omni_greedy_is_the_argmax_and_temperature_zero_breaks_it():
 
 
 def test_slam_omni_greedy_is_the_argmax_and_temperature_zero_picks_wrong():
-    fake = SimpleNamespace(code=SimpleNamespace(sampling_mode=RUN),
-                           cfg=SimpleNamespace(decode_config={"do_sample": False, "top_k": 0,
-                                                              "repetition_penalty": 1.2}))  # fmt: skip
+    fake = SimpleNamespace(
+        code=SimpleNamespace(sampling_mode=RUN),
+        cfg=SimpleNamespace(
+            decode_config={"do_sample": False, "top_k": 0, "repetition_penalty": 1.2}
+        ),
+    )
     dc = SlamOmniModel.decode_config(fake, T0)
     args = {k: dc[k] for k in ("do_sample", "temperature", "top_p", "top_k")}
     assert all(decoders.slam_sample_next_token(r, **args) == int(r.argmax()) for r in logit_rows())

@@ -62,7 +62,9 @@ def test_a_user_wav_that_changed_is_truncated_or_outside_the_set_is_refused(smal
     wav = root / first["turns"][1]["audio"]
     good = wav.read_bytes()
     wav.write_bytes(good[:-2] + b"\x01\x02")  # same length, other samples
-    with pytest.raises(ValueError, match=r"manifest.jsonl: sample .*_u2.wav' does not match its sha256"):  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"manifest.jsonl: sample .*_u2.wav' does not match its sha256"
+    ):
         load_set(root)
     wav.write_bytes(good[: len(good) // 2])
     with pytest.raises(ValueError, match=r"_u2.wav' is a truncated wav \(header declares"):

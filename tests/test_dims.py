@@ -20,7 +20,9 @@ def values_of(dim: str, f: FeatureRecord, **ctx) -> dict:
 
 
 def test_value_keys():
-    f = feat(f0_mean_agreed=205.0, f0_mean_guarded=200.0, f0_mean=210.0, f0_median=190.0, rms_active=0.1)  # fmt: skip
+    f = feat(
+        f0_mean_agreed=205.0, f0_mean_guarded=200.0, f0_mean=210.0, f0_median=190.0, rms_active=0.1
+    )
     assert values_of("pitch", f) == {1: 205.0}
     assert values_of("pitch", f, pitch_stat="guarded_mean") == {1: 200.0}
     assert values_of("pitch", f, pitch_stat="median") == {1: 190.0}
@@ -33,7 +35,12 @@ def test_value_keys():
 def test_every_dim_has_one_module_with_its_scale_and_threshold():
     assert set(DIMENSIONS) == set(DIMS)
     th = Thresholds(pitch_st=1.5, volume_db=2.5, speed_pct=7.0, emotion_delta=0.3)
-    for name, threshold, unit in (("pitch", 1.5, "st"), ("volume", 2.5, "dB"), ("speed", 7.0, "%"), ("emotion", 0.3, "pt")):  # fmt: skip
+    for name, threshold, unit in (
+        ("pitch", 1.5, "st"),
+        ("volume", 2.5, "dB"),
+        ("speed", 7.0, "%"),
+        ("emotion", 0.3, "pt"),
+    ):
         d = dimension(name)
         assert d.name == name and d.unit == unit and th.for_dim(name) == threshold
     assert perceptual_change("pitch", 100.0, 200.0) == pytest.approx(12.0)

@@ -16,8 +16,12 @@ from stylebench.scoring.emotion import agreement_with_humans, cohen_kappa
 
 BASE = {"f0_mean_agreed": 100.0, "f0_std_st": 2.0, "rms_active_dbfs": -20.0, "nuclei_spm": 200.0}
 # two semitones higher, one semitone wider, 3 dB louder, 10% faster
-UP = {"f0_mean_agreed": 100.0 * 2 ** (2 / 12), "f0_std_st": 3.0, "rms_active_dbfs": -17.0,
-      "nuclei_spm": 220.0}  # fmt: skip
+UP = {
+    "f0_mean_agreed": 100.0 * 2 ** (2 / 12),
+    "f0_std_st": 3.0,
+    "rms_active_dbfs": -17.0,
+    "nuclei_spm": 220.0,
+}
 
 
 def test_f0_spread_is_the_sd_in_semitones_and_ignores_a_shift():
@@ -45,7 +49,14 @@ def test_arousal_terms_and_index_in_jnd_units():
 def test_intensity_takes_the_emotions_arousal_side():
     assert prosody.AROUSAL_SIGN["happy"] * prosody.arousal_index(BASE, UP) == pytest.approx(2.0)
     assert prosody.AROUSAL_SIGN["sad"] * prosody.arousal_index(BASE, UP) == pytest.approx(-2.0)
-    assert set(prosody.AROUSAL_SIGN) == {"happy", "angry", "surprised", "fearful", "sad", "disgusted"}  # fmt: skip
+    assert set(prosody.AROUSAL_SIGN) == {
+        "happy",
+        "angry",
+        "surprised",
+        "fearful",
+        "sad",
+        "disgusted",
+    }
     with pytest.raises(ValueError, match="nuclei_spm missing for this turn"):
         prosody.arousal_index(BASE, {k: v for k, v in UP.items() if k != "nuclei_spm"})
 
@@ -58,8 +69,13 @@ def test_reference_steps_follow_the_arousal_convention():
     sad_down = step_style("emotion", "attenuate", 1, emotion="sad")
     assert sad_down.gain_db == 3.0
     # the reference's own step, read back by the index: (2 + 0 + 3 + 2) / 4 JND per step
-    one = {**BASE, "f0_mean_agreed": 100 * 2 ** (1.5 / 12), "rms_active_dbfs": -17.0,
-           "nuclei_spm": 220.0, "f0_std_st": 2.0}  # fmt: skip
+    one = {
+        **BASE,
+        "f0_mean_agreed": 100 * 2 ** (1.5 / 12),
+        "rms_active_dbfs": -17.0,
+        "nuclei_spm": 220.0,
+        "f0_std_st": 2.0,
+    }
     assert prosody.arousal_index(BASE, one) == pytest.approx((1.5 + 0 + 3 + 2) / 4)
 
 
@@ -89,8 +105,10 @@ def test_cohen_kappa_known_values():
 
 def test_agreement_with_the_human_majority():
     def ts(sid, values):
-        return [TurnScore(sid, "emotion", "intensify", "en", k, v, None if v is not None else "x")
-                for k, v in zip((1, 2, 3), values, strict=True)]  # fmt: skip
+        return [
+            TurnScore(sid, "emotion", "intensify", "en", k, v, None if v is not None else "x")
+            for k, v in zip((1, 2, 3), values, strict=True)
+        ]
 
     scores = ts("a", [0.0, 1.0, 2.0]) + ts("b", [0.0, -1.0, 0.5]) + ts("c", [0.0, None, 1.0])
     majority = [

@@ -19,8 +19,17 @@ from stylebench.pipeline.commands import report_only, rescore, run
 from stylebench.scoring.emotion import emotion_report_block
 
 FAST = {"asr": "none", "vad": "energy", "n_boot": 200, "judge": "none"}
-E2V_LABELS = ["生气/angry", "厌恶/disgusted", "恐惧/fearful", "开心/happy", "中立/neutral",
-              "其他/other", "难过/sad", "吃惊/surprised", "<unk>"]  # fmt: skip
+E2V_LABELS = [
+    "生气/angry",
+    "厌恶/disgusted",
+    "恐惧/fearful",
+    "开心/happy",
+    "中立/neutral",
+    "其他/other",
+    "难过/sad",
+    "吃惊/surprised",
+    "<unk>",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +39,14 @@ def emotion_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from stylebench.synth.espeak import EspeakSynth, voices_for
 
     out = tmp_path_factory.mktemp("emo") / "set"
-    spec = BuildSpec(dims=("emotion",), langs=("en",), per_cell=1, voices_per_lang=1, seed=3,
-                     emotions=("happy", "sad"))  # fmt: skip
+    spec = BuildSpec(
+        dims=("emotion",),
+        langs=("en",),
+        per_cell=1,
+        voices_per_lang=1,
+        seed=3,
+        emotions=("happy", "sad"),
+    )
     build_set(out, spec, EspeakSynth(), {"en": voices_for("en")})
     return out
 
@@ -39,22 +54,53 @@ def emotion_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def runs(emotion_set: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("emo-runs")
-    ref = run(make_config(model="reference", dim="emotion", dialogues=str(emotion_set),
-                        out=str(out), **FAST), progress=False)  # fmt: skip
-    argv = ["--no-progress", "run", "--model", "neutral", "--dim", "emotion", "--dialogues",
-            str(emotion_set), "--out", str(out), "--asr", "none", "--vad", "energy", "--judge",
-            "none", "--n-boot", "200", "--format", "json"]  # fmt: skip
+    ref = run(
+        make_config(
+            model="reference", dim="emotion", dialogues=str(emotion_set), out=str(out), **FAST
+        ),
+        progress=False,
+    )
+    argv = [
+        "--no-progress",
+        "run",
+        "--model",
+        "neutral",
+        "--dim",
+        "emotion",
+        "--dialogues",
+        str(emotion_set),
+        "--out",
+        str(out),
+        "--asr",
+        "none",
+        "--vad",
+        "energy",
+        "--judge",
+        "none",
+        "--n-boot",
+        "200",
+        "--format",
+        "json",
+    ]
     assert main(argv) == 0
     (neu_dir,) = [p for p in out.iterdir() if p.name.startswith("neutral-emotion")]
-    return {"reference": ref.report, "neutral": report_only(neu_dir).report,
-            "ref_dir": ref.store.root, "neu_dir": neu_dir}  # fmt: skip
+    return {
+        "reference": ref.report,
+        "neutral": report_only(neu_dir).report,
+        "ref_dir": ref.store.root,
+        "neu_dir": neu_dir,
+    }
 
 
 def test_per_emotion_cells_and_the_prosodic_score_separates_the_rows(runs):
     ref, neu = runs["reference"], runs["neutral"]
     keys = {(c["direction"], c["group"], c["pair"]) for c in ref["cells"]}
-    assert keys == {(d, g, p) for d in ("intensify", "attenuate") for g in ("happy", "sad")
-                    for p in ("1-2", "2-3")}  # fmt: skip
+    assert keys == {
+        (d, g, p)
+        for d in ("intensify", "attenuate")
+        for g in ("happy", "sad")
+        for p in ("1-2", "2-3")
+    }
     for c in ref["cells"]:
         assert c["dim"] == "emotion" and c["n_ok"] == c["n"] == 1
         assert c["vsp"] == 100.0, c  # the reference's ~1.6 JND steps are recognised
@@ -70,8 +116,11 @@ def test_per_emotion_cells_and_the_prosodic_score_separates_the_rows(runs):
 
 def test_report_says_which_emotion_scores_are_human_probe_or_prosodic(runs):
     block = runs["reference"]["emotion_scores"]
-    assert block["sources"] == {"cells": "prosodic", "probe": "not run (--emotion-probe none)",
-                                "human": "none imported"}  # fmt: skip
+    assert block["sources"] == {
+        "cells": "prosodic",
+        "probe": "not run (--emotion-probe none)",
+        "human": "none imported",
+    }
     assert "prosodic approximation" in block["prosodic"]["label"]
     md = (runs["ref_dir"] / "report.md").read_text(encoding="utf-8")
     assert "## Emotion scores: human, probe, prosodic" in md
@@ -124,11 +173,16 @@ def test_emotion2vec_probe_through_a_stand_in(runs, monkeypatch):
     )
     StandInFunasrAutoModel.instances.clear()
     cfg = {"emotion_probe": "emotion2vec", "probe_model": "iic/emotion2vec_plus_large"}
-    reports = {m: rescore(runs[f"{m[:3]}_dir"], cfg, progress=False).report
-               for m in ("reference", "neutral")}  # fmt: skip
+    reports = {
+        m: rescore(runs[f"{m[:3]}_dir"], cfg, progress=False).report
+        for m in ("reference", "neutral")
+    }
     first = StandInFunasrAutoModel.instances[0]
-    assert first.kwargs == {"model": "iic/emotion2vec_plus_large", "disable_update": True,
-                            "hub": "ms"}  # fmt: skip
+    assert first.kwargs == {
+        "model": "iic/emotion2vec_plus_large",
+        "disable_update": True,
+        "hub": "ms",
+    }
     args, kwargs = first.calls[0]
     assert len(args) == 1 and args[0].endswith(".wav") and Path(args[0]).is_file()
     assert kwargs == {"granularity": "utterance", "extract_embedding": False}
@@ -140,8 +194,12 @@ def test_emotion2vec_probe_through_a_stand_in(runs, monkeypatch):
         records = [json.loads(x) for x in (runs[f"{model[:3]}_dir"] / "probe.jsonl").open()]
         assert len(records) == 12 and all(r["status"] == "ok" for r in records)
         n_sat = sum(r["top_prob"] > 0.95 for r in records)
-        assert probe["saturation"] == {"threshold": 0.95, "n_turns": 12, "n_saturated": n_sat,
-                                       "share": round(n_sat / 12, 4)}  # fmt: skip
+        assert probe["saturation"] == {
+            "threshold": 0.95,
+            "n_turns": 12,
+            "n_saturated": n_sat,
+            "share": round(n_sat / 12, 4),
+        }
         vsp = [c["vsp"] for c in probe["cells"]]
         assert len(vsp) == 8
         # the stand-in follows loudness: the reference moves it by ~0.12 per 3 dB step
@@ -156,8 +214,15 @@ def test_emotion2vec_probe_through_a_stand_in(runs, monkeypatch):
 
 def test_probe_without_funasr_prints_the_install_hint(runs, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "funasr", None)  # not installed
-    argv = ["--no-progress", "score", str(runs["neu_dir"]), "--emotion-probe", "emotion2vec",
-            "--probe-model", "emotion2vec/emotion2vec_plus_base"]  # fmt: skip
+    argv = [
+        "--no-progress",
+        "score",
+        str(runs["neu_dir"]),
+        "--emotion-probe",
+        "emotion2vec",
+        "--probe-model",
+        "emotion2vec/emotion2vec_plus_base",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err == "stylebench: funasr is not installed: pip install 'stylebench[emotion]'"
@@ -176,9 +241,15 @@ def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch
     stored = open_stored(runs["ref_dir"])  # its config now names the probe
     store, cfg, samples = stored.store, stored.cfg, stored.samples
     # a human panel that hears every instructed change, as the reference makes it
-    majority = [{"sample_id": s.id, "pair": p,
-                 "majority": "later" if s.direction == "intensify" else "earlier"}
-                for s in samples for p in ("1-2", "2-3")]  # fmt: skip
+    majority = [
+        {
+            "sample_id": s.id,
+            "pair": p,
+            "majority": "later" if s.direction == "intensify" else "earlier",
+        }
+        for s in samples
+        for p in ("1-2", "2-3")
+    ]
     (store.root / "ratings_summary.json").write_text(json.dumps({"majority": majority}))
     try:
         measured = measure(store, samples, cfg, stored.replies(), compute=False, progress=False)
@@ -192,8 +263,9 @@ def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch
     assert agree == {"n_pairs": 8, "n_human_ties": 0, "percent": 100.0, "kappa": 1.0}
     # the stand-in probe follows loudness, which the reference moves on each emotion's side
     assert block["probe"]["agreement_with_human"] == agree
-    flipped = [{**r, "majority": "earlier" if r["majority"] == "later" else "later"}
-               for r in majority]  # fmt: skip
+    flipped = [
+        {**r, "majority": "earlier" if r["majority"] == "later" else "later"} for r in majority
+    ]
     from stylebench.scoring.emotion import agreement_with_humans
 
     assert agreement_with_humans(scores, flipped)["kappa"] == -1.0

@@ -109,8 +109,12 @@ def test_only_the_masked_compound_is_exempt():
 def test_builder_refuses_a_pool_item_that_names_its_emotion(tmp_path, monkeypatch):
     for name in ("emotion_en.jsonl", "phrasings_en.json", "leakage_lexicon.json"):
         (tmp_path / name).write_bytes((POOLS / name).read_bytes())
-    bad = {"id": "en-bad-01", "emotion": "sad", "request": "How was your day?",
-           "content": "I was terribly sad all day because the shop closed for good."}  # fmt: skip
+    bad = {
+        "id": "en-bad-01",
+        "emotion": "sad",
+        "request": "How was your day?",
+        "content": "I was terribly sad all day because the shop closed for good.",
+    }
     with (tmp_path / "emotion_en.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(bad) + "\n")
     monkeypatch.setattr(builder, "_pool_file", lambda name: tmp_path / name)

@@ -39,7 +39,9 @@ def test_feature_pool_writes_the_same_records_as_one_process(small_set, tmp_path
     assert two.counts["features"] == one.counts["features"] == {"ok": 12, "error": 0, "skipped": 0}
     # line for line: the pool's results come back in unit order and carry no provenance
     assert lines(two.store.stage_path("features")) == lines(one.store.stage_path("features"))
-    assert json.loads((two.store.root / "report.json").read_text()) == json.loads((one.store.root / "report.json").read_text())  # fmt: skip
+    assert json.loads((two.store.root / "report.json").read_text()) == json.loads(
+        (one.store.root / "report.json").read_text()
+    )
 
 
 def test_pool_size_rule(monkeypatch):
@@ -83,7 +85,9 @@ def test_a_repeated_delivery_changes_nothing(small_set, tmp_path):
     store = RunStore(tmp_path / "run")
     (tmp_path / "scratch").mkdir()
     model = ChangingModel(tmp_path / "scratch")
-    stage = RespondStage(store, samples, small_set, Identity.of(model.describe(), DecodeConfig()), model)  # fmt: skip
+    stage = RespondStage(
+        store, samples, small_set, Identity.of(model.describe(), DecodeConfig()), model
+    )
     res = run_stage(store, stage, executor=TwiceExecutor())
     n = 3 * len(samples)
     assert model.calls == 2 * n  # every turn really was computed twice
@@ -92,10 +96,16 @@ def test_a_repeated_delivery_changes_nothing(small_set, tmp_path):
     stored = [json.loads(line) for line in lines(store.stage_path("respond"))]
     assert len(stored) == n and len({(r["sample_id"], r["turn"]) for r in stored}) == n
     # the first delivery of each sample stands: its texts, and the wavs their sha256 name
-    assert [r["text"] for r in stored] == [f"call {6 * i + k}" for i in range(len(samples)) for k in (1, 2, 3)]  # fmt: skip
+    assert [r["text"] for r in stored] == [
+        f"call {6 * i + k}" for i in range(len(samples)) for k in (1, 2, 3)
+    ]
     for r in stored:
         assert hashlib.sha256((store.root / r["audio"]).read_bytes()).hexdigest() == r["sha256"]
-    feats = run_stage(store, FeaturesStage(store, samples, res.records, {}, FeatureConfig(vad="energy")), executor=TwiceExecutor())  # fmt: skip
+    feats = run_stage(
+        store,
+        FeaturesStage(store, samples, res.records, {}, FeatureConfig(vad="energy")),
+        executor=TwiceExecutor(),
+    )
     assert feats.counts["repeated"] == n and len(lines(store.stage_path("features"))) == n
     again = run_stage(store, stage, executor=TwiceExecutor())  # and a re-run asks nothing
     assert again.counts == {"ok": 0, "error": 0, "skipped": n} and model.calls == 2 * n
@@ -105,7 +115,19 @@ def test_executor_ray_without_ray_names_the_extra(small_set, tmp_path, monkeypat
     from stylebench.cli import main
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
-    code = main(["run", "--executor", "ray", "--dialogues", str(small_set), "--out", str(tmp_path), "--asr", "none"])  # fmt: skip
+    code = main(
+        [
+            "run",
+            "--executor",
+            "ray",
+            "--dialogues",
+            str(small_set),
+            "--out",
+            str(tmp_path),
+            "--asr",
+            "none",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "pip install 'stylebench[ray]'" in err and "Traceback" not in err
@@ -115,10 +137,32 @@ def test_executor_ray_without_ray_names_the_extra(small_set, tmp_path, monkeypat
 def test_executor_options_are_flags_and_checked():
     from stylebench.cli import build_parser
 
-    args = build_parser().parse_args(["score", "runs/x", "--executor", "ray", "--workers", "3",
-                                      "--gpus-per-worker", "0.25", "--asr-batch-size", "16"])  # fmt: skip
-    assert (args.executor, args.workers, args.gpus_per_worker, args.asr_batch_size) == ("ray", 3, 0.25, 16)  # fmt: skip
-    for bad in ({"workers": 0}, {"gpus_per_worker": -1.0}, {"asr_batch_size": 0}, {"executor": "dask"}):  # fmt: skip
+    args = build_parser().parse_args(
+        [
+            "score",
+            "runs/x",
+            "--executor",
+            "ray",
+            "--workers",
+            "3",
+            "--gpus-per-worker",
+            "0.25",
+            "--asr-batch-size",
+            "16",
+        ]
+    )
+    assert (args.executor, args.workers, args.gpus_per_worker, args.asr_batch_size) == (
+        "ray",
+        3,
+        0.25,
+        16,
+    )
+    for bad in (
+        {"workers": 0},
+        {"gpus_per_worker": -1.0},
+        {"asr_batch_size": 0},
+        {"executor": "dask"},
+    ):
         with pytest.raises(ValueError):
             make_config(**bad)
 
@@ -126,7 +170,15 @@ def test_executor_options_are_flags_and_checked():
 def test_where_a_run_ran_is_not_passed_on_to_score(small_set, tmp_path):
     from stylebench.pipeline.commands import open_stored
 
-    cfg = make_config(dim="pitch", lang="en", limit=1, dialogues=str(small_set), out=str(tmp_path), run_id="r", **FAST)  # fmt: skip
+    cfg = make_config(
+        dim="pitch",
+        lang="en",
+        limit=1,
+        dialogues=str(small_set),
+        out=str(tmp_path),
+        run_id="r",
+        **FAST,
+    )
     res = run(cfg, progress=False)
     manifest = json.loads(res.store.manifest_path.read_text())
     manifest["config"]["executor"].update(executor="ray", workers=7, asr_batch_size=8)

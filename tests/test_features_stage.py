@@ -26,7 +26,9 @@ def _run(tmp_path, waves, cfg, dim="volume"):
     replies = {}
     for k, w in waves.items():
         sf.write(str(tmp_path / "audio" / f"t{k}.wav"), w.astype(np.float32), SR)
-        replies[("s", k)] = RespondRecord("s", k, "ok", "fp", text="", audio=f"audio/t{k}.wav", sr=SR, sha256=f"sha{k}")  # fmt: skip
+        replies[("s", k)] = RespondRecord(
+            "s", k, "ok", "fp", text="", audio=f"audio/t{k}.wav", sr=SR, sha256=f"sha{k}"
+        )
     turns = tuple(UserTurn("x", "x.wav", SR, "0") for _ in range(3))
     sample = Sample("s", "v", dim, "intensify", "en", "v1", "content", turns)
     return run_stage(store, FeaturesStage(store, [sample], replies, {}, cfg)).records
@@ -63,7 +65,10 @@ def test_a_silero_miss_in_one_turn_moves_the_whole_sample_to_the_energy_span(tmp
 
     real = vad.speech_span
     gap = np.zeros(int(0.3 * SR))
-    waves = {k: np.concatenate([gap, g * voiced(200, 1.5), gap]) for k, g in ((1, 0.5), (2, 1.0), (3, 1.5))}  # fmt: skip
+    waves = {
+        k: np.concatenate([gap, g * voiced(200, 1.5), gap])
+        for k, g in ((1, 0.5), (2, 1.0), (3, 1.5))
+    }
 
     def shaky(wave, sr, *, backend="silero", **kw):
         if backend == "silero" and abs(np.max(np.abs(wave)) - np.max(np.abs(waves[2]))) < 1e-3:

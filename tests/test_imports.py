@@ -56,8 +56,11 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
     for name, path in mods.items():
         for target, names in _imports(name, path, known):
             graph[name].add(target)
-            private += [f"{name}: from {target} import {n}" for n in names
-                        if n.startswith("_") and not n.endswith("__")]  # fmt: skip
+            private += [
+                f"{name}: from {target} import {n}"
+                for n in names
+                if n.startswith("_") and not n.endswith("__")
+            ]
     return graph, private
 
 

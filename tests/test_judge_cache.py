@@ -8,7 +8,12 @@ from stylebench.metrics.judges.base import JudgeError, JudgeRequest, Verdict
 from stylebench.metrics.judges.cache import JudgeCache, cache_key, judge_all
 
 REQ = JudgeRequest("srd", "en", (("What is the capital of Canada?", "Ottawa."),))
-DESC = {"backend": "openai", "model": "m", "prompts": {"srd": {"sha256": "a"}}, "decode": {"temperature": 0.0}}  # fmt: skip
+DESC = {
+    "backend": "openai",
+    "model": "m",
+    "prompts": {"srd": {"sha256": "a"}},
+    "decode": {"temperature": 0.0},
+}
 
 
 class CountingStandIn:
@@ -43,7 +48,10 @@ def test_key_names_backend_model_prompt_decode_and_inputs():
     ]
     assert len({base, *(cache_key(d, REQ) for d in changed)}) == 5
     assert cache_key(DESC, JudgeRequest("srd", "zh", REQ.turns)) != base
-    assert cache_key(DESC, JudgeRequest("srd", "en", (("What is the capital of Canada?", "Ottawa!"),))) != base  # fmt: skip
+    assert (
+        cache_key(DESC, JudgeRequest("srd", "en", (("What is the capital of Canada?", "Ottawa!"),)))
+        != base
+    )
 
 
 def test_only_parseable_verdicts_are_stored(tmp_path):
@@ -89,7 +97,12 @@ def test_judge_all_asks_only_misses_and_never_caches_failures(tmp_path):
     judge = CountingStandIn(answers)
     cache = JudgeCache(tmp_path / "c.sqlite")
     out, hits = judge_all(judge, reqs, cache)
-    assert [getattr(v, "label", "error") for v in out] == ["relevant", "irrelevant", "unparseable", "error"]  # fmt: skip
+    assert [getattr(v, "label", "error") for v in out] == [
+        "relevant",
+        "irrelevant",
+        "unparseable",
+        "error",
+    ]
     assert hits == set() and len(cache) == 2
     out2, hits2 = judge_all(judge, reqs, cache)
     assert hits2 == {0, 1} and judge.calls[4:] == ["junk", "down"]  # misses asked again

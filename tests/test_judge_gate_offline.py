@@ -53,7 +53,9 @@ def transcripts_from_text(replies: dict) -> dict:
 
 
 @pytest.mark.parametrize("model", ["reference", "neutral", "shuffled"])
-def test_gate_sides_on_every_dim_and_language(small_set, tmp_path, offline_judge, model, monkeypatch):  # fmt: skip
+def test_gate_sides_on_every_dim_and_language(
+    small_set, tmp_path, offline_judge, model, monkeypatch
+):
     monkeypatch.setattr(EspeakSynth, "synthesize", tone_synth_standin)
     samples, _ = load_set(small_set)
     samples = [s for s in samples if s.id.endswith("-0000")]  # one per (dim, direction, lang)
@@ -70,10 +72,15 @@ def test_gate_sides_on_every_dim_and_language(small_set, tmp_path, offline_judge
     recs = judged.records
     ids = [s.id for s in samples]
     block = report_block(
-        {"backend": "offline"}, labels_from_records(recs, ids, SRD_TURN),
-        labels_from_records(recs, ids, MRD_TURN), cells_of(samples),
-        threshold=40.0, filter_mrd=False, n_boot=200, seed=0,
-    )  # fmt: skip
+        {"backend": "offline"},
+        labels_from_records(recs, ids, SRD_TURN),
+        labels_from_records(recs, ids, MRD_TURN),
+        cells_of(samples),
+        threshold=40.0,
+        filter_mrd=False,
+        n_boot=200,
+        seed=0,
+    )
     by_cell = {(c["dim"], c["lang"]): c for c in block["relevance"]["by_cell"]}
     assert set(by_cell) == {
         (d, lang) for d in ("speed", "volume", "pitch") for lang in ("en", "zh")

@@ -24,7 +24,10 @@ TEMPLATE = (
 )
 ON = JudgeRequest("srd", "en", (("What is the capital of Canada?", "Ottawa is the capital."),))
 OFF = JudgeRequest("srd", "en", (("What is the capital of Canada?", "I like green tea."),))
-ANSWERS = {ON: '{"label": "relevant", "reason": "ok"}', OFF: '{"label": "irrelevant", "reason": "no"}'}  # fmt: skip
+ANSWERS = {
+    ON: '{"label": "relevant", "reason": "ok"}',
+    OFF: '{"label": "irrelevant", "reason": "no"}',
+}
 
 
 def build_tiny(folder: Path, *, chat_template: bool = True) -> Path:
@@ -47,10 +50,18 @@ def build_tiny(folder: Path, *, chat_template: bool = True) -> Path:
         fast.chat_template = TEMPLATE
     torch.manual_seed(0)
     cfg = transformers.Qwen2Config(
-        vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-        bos_token_id=1, eos_token_id=2, pad_token_id=0, tie_word_embeddings=True,
-    )  # fmt: skip
+        vocab_size=len(fast),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+        tie_word_embeddings=True,
+    )
     model = transformers.Qwen2ForCausalLM(cfg)
     fast.save_pretrained(folder)
     model.save_pretrained(folder)

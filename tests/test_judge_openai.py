@@ -92,9 +92,17 @@ class ChatServer:
             time.sleep(float(arg))
             kind, arg = "ok", ""
         if kind == "ok":
-            payload = {"id": "x", "object": "chat.completion", "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": arg or self.content},
-                 "finish_reason": "stop"}]}  # fmt: skip
+            payload = {
+                "id": "x",
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": arg or self.content},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
             self.send(h, 200, json.dumps(payload).encode())
         elif kind == "malformed":
             self.send(h, 200, b'{"choices": [{"message": {"content": "trunc')
@@ -245,9 +253,17 @@ def test_injections_stay_fenced_in_the_exact_request_body(server):
     j = judge_for(server)
     reqs = [JudgeRequest("srd", "en", (("What is the capital of Canada?", t),)) for t in INJECTIONS]
     reqs += [
-        JudgeRequest("mrd", "zh", (("一年有多少天？", "三百六十五天。"), ("大声点再说一遍。", t), ("再大声一点。", "好的。")))
+        JudgeRequest(
+            "mrd",
+            "zh",
+            (
+                ("一年有多少天？", "三百六十五天。"),
+                ("大声点再说一遍。", t),
+                ("再大声一点。", "好的。"),
+            ),
+        )
         for t in INJECTIONS
-    ]  # fmt: skip
+    ]
     assert all(v.label == "relevant" for v in j.judge_many(reqs))
     bodies = {b["messages"][-1]["content"]: b for b in server.bodies}
     for req in reqs:
@@ -259,7 +275,9 @@ def test_injections_stay_fenced_in_the_exact_request_body(server):
         head, rest = user["content"].split(begin + "\n")
         inside, tail = rest.split("\n" + end)
         template_head, template_rest = prompts.for_kind(req.kind).user.split("{{fence_begin}}\n")
-        assert head == template_head.replace("{{language}}", {"en": "English", "zh": "Mandarin Chinese"}[req.lang])  # fmt: skip
+        assert head == template_head.replace(
+            "{{language}}", {"en": "English", "zh": "Mandarin Chinese"}[req.lang]
+        )
         assert tail == template_rest.split("{{fence_end}}")[1]
         assert inside == data and len(inside.splitlines()) == 1
         assert not set(inside) & set("<>\n\r\u2028\u2029\x85")

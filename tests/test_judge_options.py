@@ -14,12 +14,22 @@ from stylebench.scoring.relevance import eligible, mrd_exclusions, relevance_sco
 
 
 def test_relevance_score_and_gate_definitions():
-    labels = {"a": "relevant", "b": "irrelevant", "c": "relevant", "d": "unparseable", "e": "error", "f": None}  # fmt: skip
+    labels = {
+        "a": "relevant",
+        "b": "irrelevant",
+        "c": "relevant",
+        "d": "unparseable",
+        "e": "error",
+        "f": None,
+    }
     s = relevance_score("mrd", labels, n_boot=200)
     assert s.rate == pytest.approx(200 / 3) and (s.n, s.n_judged, s.n_relevant) == (6, 3, 2)
     assert (s.n_unparseable, s.n_error, s.n_missing) == (1, 1, 1)
     assert 0.0 <= s.ci[0] <= s.rate <= s.ci[1] <= 100.0
-    at = relevance_score("mrd", {"a": "relevant", "b": "irrelevant", "c": "irrelevant", "d": "irrelevant", "e": "relevant"})  # fmt: skip
+    at = relevance_score(
+        "mrd",
+        {"a": "relevant", "b": "irrelevant", "c": "irrelevant", "d": "irrelevant", "e": "relevant"},
+    )
     assert at.rate == 40.0 and eligible(at, 40.0) is False  # at the threshold: not eligible
     assert eligible(at, 39.99) is True
     assert eligible(relevance_score("mrd", {"a": "unparseable"}), 40.0) is None
@@ -38,7 +48,14 @@ def test_make_judge_options():
     with pytest.raises(KeyError, match="did you mean"):
         make_judge(make_config(judge="opena1").judge)
     assert make_judge(make_config(judge="none").judge) is None
-    j = make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1", judge_args={"concurrency": "2", "timeout_s": "5"}).judge)  # fmt: skip
+    j = make_judge(
+        make_config(
+            judge="openai",
+            judge_model="m",
+            judge_url="http://h:1/v1",
+            judge_args={"concurrency": "2", "timeout_s": "5"},
+        ).judge
+    )
     assert (j.concurrency, j.timeout_s, j.url) == (2, 5.0, "http://h:1/v1")
     with pytest.raises(ValueError, match="mrd-threshold"):
         make_config(mrd_threshold=140)
@@ -47,10 +64,22 @@ def test_make_judge_options():
 def test_a_judge_is_built_once_per_process_and_settings():
     cfg = make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1").judge
     first = make_judge(cfg)
-    assert make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1").judge) is first  # fmt: skip
-    other = make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:2/v1").judge)  # fmt: skip
+    assert (
+        make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1").judge)
+        is first
+    )
+    other = make_judge(
+        make_config(judge="openai", judge_model="m", judge_url="http://h:2/v1").judge
+    )
     assert other is not first and other.url == "http://h:2/v1"
-    args = make_judge(make_config(judge="openai", judge_model="m", judge_url="http://h:1/v1", judge_args={"timeout_s": "5"}).judge)  # fmt: skip
+    args = make_judge(
+        make_config(
+            judge="openai",
+            judge_model="m",
+            judge_url="http://h:1/v1",
+            judge_args={"timeout_s": "5"},
+        ).judge
+    )
     assert args is not first and args.timeout_s == 5.0
 
 
@@ -81,7 +110,11 @@ def test_shuffled_model_swaps_content_and_keeps_the_steps(tmp_path, monkeypatch)
         script = Script(content, "emotion", "intensify", "en", "sad", k + 1)
         ref = ReferenceModel().respond_scripted(history, user, DecodeConfig(), script)
         shf = ShuffledModel().respond_scripted(history, user, DecodeConfig(), script)
-        assert ref.raw["style"] == shf.raw["style"] == vars(step_style("emotion", "intensify", k, emotion="sad"))  # fmt: skip
+        assert (
+            ref.raw["style"]
+            == shf.raw["style"]
+            == vars(step_style("emotion", "intensify", k, emotion="sad"))
+        )
         assert (shf.text == content) is (k == 0) and shf.raw["shuffled"] is (k > 0)
         history += [user, ref]
     from stylebench.dialogues.builder import load_contents

@@ -17,7 +17,15 @@ from stylebench.metrics.judges.prompting import (
     render,
 )
 
-MRD = JudgeRequest("mrd", "zh", (("一年有多少天？", "平年三百六十五天。"), ("快点说。", "平年三百六十五天。"), ("再快点。", "三百六十五天。")))  # fmt: skip
+MRD = JudgeRequest(
+    "mrd",
+    "zh",
+    (
+        ("一年有多少天？", "平年三百六十五天。"),
+        ("快点说。", "平年三百六十五天。"),
+        ("再快点。", "三百六十五天。"),
+    ),
+)
 
 
 def test_builtin_prompts_are_versioned_and_hashed():

@@ -31,7 +31,9 @@ def test_asr_none_skips_a_transcript_judge_with_a_note(small_set, tmp_path, stan
     assert any("no ASR (--asr none)" in n for n in auto["notes"])
 
 
-def test_auto_input_falls_back_to_the_text_channel_for_unfaithful_transcripts(tmp_path, standins, reference_run):  # fmt: skip
+def test_auto_input_falls_back_to_the_text_channel_for_unfaithful_transcripts(
+    tmp_path, standins, reference_run
+):
     from stylebench.config import resolve_config
     from stylebench.dialogues.sets import load_set
     from stylebench.pipeline.judge import sample_inputs
@@ -50,7 +52,9 @@ def test_auto_input_falls_back_to_the_text_channel_for_unfaithful_transcripts(tm
     # the ASR mishears turn 3 of the first sample: a later record for the same reply wins
     sid = samples[0].id
     old = heard[(sid, 3)]
-    store.append("transcribe", TranscriptRecord(sid, 3, "ok", old.fp, text="bananas in pyjamas", lang="en"))  # fmt: skip
+    store.append(
+        "transcribe", TranscriptRecord(sid, 3, "ok", old.fp, text="bananas in pyjamas", lang="en")
+    )
     heard = latest(store, "transcribe")
     texts = {k: r.text for (s_, k), r in replies.items() if s_ == sid}
     auto = sample_inputs(samples, replies, heard, 0.3)
@@ -75,13 +79,26 @@ def test_unreachable_judge_stops_with_a_clear_cli_error(tmp_path, standins, caps
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there once closed
-    argv = ["--no-progress", "score", str(store.root), "--judge", "openai", "--judge-model", "m",
-            "--judge-url", f"http://127.0.0.1:{port}/v1", "--judge-arg", "retries=0"]  # fmt: skip
+    argv = [
+        "--no-progress",
+        "score",
+        str(store.root),
+        "--judge",
+        "openai",
+        "--judge-model",
+        "m",
+        "--judge-url",
+        f"http://127.0.0.1:{port}/v1",
+        "--judge-arg",
+        "retries=0",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "every request of the first batch failed" in err and "Traceback" not in err
     recs = [r for r in store.iter_raw("judge") if r["backend"] == "openai"]
-    assert len(recs) == 4 and all(r["status"] == "error" and "failed after 1 try" in r["error"] for r in recs)  # fmt: skip
+    assert len(recs) == 4 and all(
+        r["status"] == "error" and "failed after 1 try" in r["error"] for r in recs
+    )
 
 
 def test_text_channel_input_needs_no_asr(small_set, tmp_path, standins):

@@ -50,12 +50,18 @@ def test_stage_keys_report_and_resume(small_set, tmp_path, standins, reference_r
     assert OverlapJudgeStandIn.calls == 0 and again.report["mrd"] == 100.0
 
 
-def test_rejudge_changes_only_judge_records_and_never_calls_the_model(tmp_path, standins, monkeypatch, reference_run):  # fmt: skip
+def test_rejudge_changes_only_judge_records_and_never_calls_the_model(
+    tmp_path, standins, monkeypatch, reference_run
+):
     from stylebench.model_wrappers.embedded import reference
     from stylebench.pipeline import transcribe
 
-    first = SimpleNamespace(store=copy_of(reference_run[0], tmp_path), report=reference_run[0].report)  # fmt: skip
-    frozen = {s: first.store.stage_path(s).read_bytes() for s in ("respond", "transcribe", "features")}  # fmt: skip
+    first = SimpleNamespace(
+        store=copy_of(reference_run[0], tmp_path), report=reference_run[0].report
+    )
+    frozen = {
+        s: first.store.stage_path(s).read_bytes() for s in ("respond", "transcribe", "features")
+    }
     judged = first.store.stage_path("judge").read_bytes()
 
     def boom(*a, **k):
@@ -63,7 +69,9 @@ def test_rejudge_changes_only_judge_records_and_never_calls_the_model(tmp_path, 
 
     monkeypatch.setattr(reference.ReferenceModel, "respond_scripted", boom)
     monkeypatch.setattr(transcribe, "make_asr", boom)
-    again = rescore(first.store.root, {"judge": "overlap-standin", "judge_model": "overlap-v2"}, progress=False)  # fmt: skip
+    again = rescore(
+        first.store.root, {"judge": "overlap-standin", "judge_model": "overlap-v2"}, progress=False
+    )
     assert {s: first.store.stage_path(s).read_bytes() for s in frozen} == frozen
     after = first.store.stage_path("judge").read_bytes()
     assert after.startswith(judged) and len(after.splitlines()) == 8  # 4 new records appended
@@ -80,14 +88,29 @@ def test_cli_rejudges_with_the_http_backend(tmp_path, standins, monkeypatch, cap
     from stylebench.cli import main
     from stylebench.model_wrappers.embedded import reference
 
-    first = SimpleNamespace(store=copy_of(reference_run[0], tmp_path), report=reference_run[0].report)  # fmt: skip
-    frozen = {s: first.store.stage_path(s).read_bytes() for s in ("respond", "transcribe", "features")}  # fmt: skip
+    first = SimpleNamespace(
+        store=copy_of(reference_run[0], tmp_path), report=reference_run[0].report
+    )
+    frozen = {
+        s: first.store.stage_path(s).read_bytes() for s in ("respond", "transcribe", "features")
+    }
     monkeypatch.setattr(reference.ReferenceModel, "respond_scripted", lambda *a, **k: 1 / 0)
     srv = ChatServer()
     srv.content = '{"label": "irrelevant", "reason": "stand-in server says so"}'
     try:
-        argv = ["--no-progress", "score", str(first.store.root), "--judge", "openai", "--judge-model",
-                "standin-judge", "--judge-url", srv.url, "--format", "json"]  # fmt: skip
+        argv = [
+            "--no-progress",
+            "score",
+            str(first.store.root),
+            "--judge",
+            "openai",
+            "--judge-model",
+            "standin-judge",
+            "--judge-url",
+            srv.url,
+            "--format",
+            "json",
+        ]
         assert main(argv) == 0
     finally:
         srv.httpd.shutdown()
@@ -97,12 +120,20 @@ def test_cli_rejudges_with_the_http_backend(tmp_path, standins, monkeypatch, cap
     assert main(["report", str(first.store.root), "--format", "json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["judge"]["backend"] == "openai" and rep["judge"]["model"] == "standin-judge"
-    assert (rep["srd"], rep["mrd"], rep["srd_ci"], rep["mrd_ci"], rep["eligible"]) == (0.0, 0.0, [0.0, 0.0], [0.0, 0.0], False)  # fmt: skip
+    assert (rep["srd"], rep["mrd"], rep["srd_ci"], rep["mrd_ci"], rep["eligible"]) == (
+        0.0,
+        0.0,
+        [0.0, 0.0],
+        [0.0, 0.0],
+        False,
+    )
     assert {s: first.store.stage_path(s).read_bytes() for s in frozen} == frozen
     assert rep["cells"] == first.report["cells"]
     manifest = first.store.read_manifest()
     assert manifest["judge"]["prompts"]["srd"]["name"] == "srd_v1.txt"
-    assert manifest["judge"]["url"] == srv.url and "api_key" not in json.dumps(manifest).replace("api_key_env", "")  # fmt: skip
+    assert manifest["judge"]["url"] == srv.url and "api_key" not in json.dumps(manifest).replace(
+        "api_key_env", ""
+    )
 
 
 def test_shuffled_is_not_eligible_and_its_cells_are_marked(small_set, tmp_path, standins):
@@ -113,7 +144,11 @@ def test_shuffled_is_not_eligible_and_its_cells_are_marked(small_set, tmp_path, 
     assert len(rep["cells"]) == 4 and all(c["n_ok"] == c["n"] == 1 for c in rep["cells"])
     md = (res.store.root / "report.md").read_text(encoding="utf-8")
     assert "Not eligible for style scores" in md.split("## volume")[0]
-    rows = [r for r in md.split("## volume")[1].split("##")[0].splitlines() if r.startswith("| ") and ("intensify" in r or "attenuate" in r)]  # fmt: skip
+    rows = [
+        r
+        for r in md.split("## volume")[1].split("##")[0].splitlines()
+        if r.startswith("| ") and ("intensify" in r or "attenuate" in r)
+    ]
     assert len(rows) == 4 and all(r.count("✗") == 2 for r in rows)  # VSP and SVD marked
     assert "## Relevance (judge)" in md and "NOT eligible" in md
     csv = (res.store.root / "report.csv").read_text(encoding="utf-8").splitlines()
@@ -123,7 +158,9 @@ def test_shuffled_is_not_eligible_and_its_cells_are_marked(small_set, tmp_path, 
     assert json.loads((res.store.root / "report.json").read_text())["eligible"] is False
 
 
-def test_unparseable_and_failed_verdicts_are_counted_apart(small_set, tmp_path, standins, monkeypatch):  # fmt: skip
+def test_unparseable_and_failed_verdicts_are_counted_apart(
+    small_set, tmp_path, standins, monkeypatch
+):
     from stylebench.pipeline import transcribe
 
     class Marking(TextASRStandIn):

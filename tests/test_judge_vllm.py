@@ -51,7 +51,9 @@ def test_missing_vllm_names_the_http_route(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
     j = VLLMJudge("Qwen/Qwen3-4B-Instruct-2507")
     assert j.describe()["backend"] == "vllm"  # building and describing need no vllm
-    with pytest.raises(MissingExtraError, match="vllm serve.*--judge openai.*separate environment") as ei:  # fmt: skip
+    with pytest.raises(
+        MissingExtraError, match="vllm serve.*--judge openai.*separate environment"
+    ) as ei:
         j.judge(REQS[0])
     assert "\n" not in str(ei.value)  # one line: the CLI prints it as is
 

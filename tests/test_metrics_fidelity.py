@@ -42,12 +42,26 @@ def test_english_wer_ignores_case_punctuation_and_digit_spelling():
         transcript_error_rate(text, "the train leaves at nine o'clock from platform 2", "en") == 0.0
     )
     # one substitution (train -> rain) and one deletion (two) over 9 reference words
-    assert transcript_error_rate(text, "The rain leaves at nine o'clock from platform", "en") == pytest.approx(2 / 9)  # fmt: skip
+    assert transcript_error_rate(
+        text, "The rain leaves at nine o'clock from platform", "en"
+    ) == pytest.approx(2 / 9)
 
 
 def test_mandarin_counts_syllables_of_han_characters_only():
     text = "好的，一年有三百六十五天。"
-    assert tokens(text, "zh") == ["hao", "de", "yi", "nian", "you", "san", "bai", "liu", "shi", "wu", "tian"]  # fmt: skip
+    assert tokens(text, "zh") == [
+        "hao",
+        "de",
+        "yi",
+        "nian",
+        "you",
+        "san",
+        "bai",
+        "liu",
+        "shi",
+        "wu",
+        "tian",
+    ]
     assert transcript_error_rate(text, "好的 一年有三百六十五天", "zh") == 0.0
     # garbled: 2 substituted syllables out of 11
     assert transcript_error_rate(text, "好的一天有三百六十五年", "zh") == pytest.approx(2 / 11)

@@ -13,7 +13,18 @@ from stylebench.metrics.spec import MetricSpec, all_specs, check_declared
 
 def test_all_specs_are_unique_and_complete() -> None:
     specs = all_specs()
-    assert {s.name for s in specs} == {"vad", "f0", "rms", "rate", "asr", "asr_text_er", "prosodic_emotion", "emotion_probe", "validity", "alignment"}  # fmt: skip
+    assert {s.name for s in specs} == {
+        "vad",
+        "f0",
+        "rms",
+        "rate",
+        "asr",
+        "asr_text_er",
+        "prosodic_emotion",
+        "emotion_probe",
+        "validity",
+        "alignment",
+    }
     outputs = [key for s in specs for key in s.outputs]
     assert len(outputs) == len(set(outputs))
     assert all(s.version and s.needs and s.description for s in specs)

@@ -68,14 +68,18 @@ def run_pipeline(small_set, tmp_path, server, flavour: str, **args: str):
             vad="energy",
             judge="none",
             n_boot=200,
-        ),  # fmt: skip
+        ),
         progress=False,
     )
 
 
 def test_qwen3_flavour_three_turns_text_history_speaker_and_max_tokens(tmp_path, qwen):
-    m = OpenAIAudioModel(base_url=qwen.url, model="Qwen/Qwen3-Omni-30B-A3B-Instruct",
-                         flavour="vllm-omni-qwen3", voice="Chelsie")  # fmt: skip
+    m = OpenAIAudioModel(
+        base_url=qwen.url,
+        model="Qwen/Qwen3-Omni-30B-A3B-Instruct",
+        flavour="vllm-omni-qwen3",
+        voice="Chelsie",
+    )
     replies = three_turns(m, tmp_path)
     for k, (req, reply) in enumerate(zip(qwen.requests, replies, strict=True)):
         body = req["body"]
@@ -121,8 +125,9 @@ def test_qwen25_flavour_sends_the_card_system_prompt_as_parts(tmp_path, qwen):
 
 
 def test_kimi_flavour_resends_reply_audio_and_text(tmp_path, kimi):
-    m = OpenAIAudioModel(base_url=kimi.url, model="moonshotai/Kimi-Audio-7B-Instruct",
-                         flavour="vllm-omni-kimi")  # fmt: skip
+    m = OpenAIAudioModel(
+        base_url=kimi.url, model="moonshotai/Kimi-Audio-7B-Instruct", flavour="vllm-omni-kimi"
+    )
     replies = three_turns(m, tmp_path)
     for k, req in enumerate(kimi.requests):
         body = req["body"]
@@ -200,8 +205,9 @@ def test_the_speaker_a_reply_names_is_checked(tmp_path, mode, caplog):
     manifest says so; a reply that names another voice than the one asked for is flagged."""
     server = VllmOmniStandIn("qwen", speaker=mode)
     try:
-        m = OpenAIAudioModel(base_url=server.url, model="m", flavour="vllm-omni-qwen3",
-                             voice="Chelsie")  # fmt: skip
+        m = OpenAIAudioModel(
+            base_url=server.url, model="m", flavour="vllm-omni-qwen3", voice="Chelsie"
+        )
         replies = three_turns(m, tmp_path)
     finally:
         server.close()
@@ -236,17 +242,31 @@ def test_qwen_audio_history_is_opt_in_and_its_own_kind(tmp_path, qwen):
 
 #: the hostile vLLM-Omni corpus: (server kind, server options, model args, history kind)
 HOSTILE_VLLM = {
-    "kimi reply without text": ("kimi", {"empty_text_replies": (1, 4)},
-                                {"flavour": "vllm-omni-kimi"}, "own audio + text"),
-    "qwen speaker dropped silently": ("qwen", {"speaker": "ignored"},
-                                      {"flavour": "vllm-omni-qwen3", "voice": "Chelsie"},
-                                      "text only"),
-    "qwen reply names another voice": ("qwen", {"speaker": "names-default"},
-                                       {"flavour": "vllm-omni-qwen3", "voice": "Chelsie"},
-                                       "text only"),
-    "qwen audio history (opt-in)": ("qwen", {}, {"flavour": "vllm-omni-qwen3", "history": "audio"},
-                                    "own audio + text (untrained form)"),
-}  # fmt: skip
+    "kimi reply without text": (
+        "kimi",
+        {"empty_text_replies": (1, 4)},
+        {"flavour": "vllm-omni-kimi"},
+        "own audio + text",
+    ),
+    "qwen speaker dropped silently": (
+        "qwen",
+        {"speaker": "ignored"},
+        {"flavour": "vllm-omni-qwen3", "voice": "Chelsie"},
+        "text only",
+    ),
+    "qwen reply names another voice": (
+        "qwen",
+        {"speaker": "names-default"},
+        {"flavour": "vllm-omni-qwen3", "voice": "Chelsie"},
+        "text only",
+    ),
+    "qwen audio history (opt-in)": (
+        "qwen",
+        {},
+        {"flavour": "vllm-omni-qwen3", "history": "audio"},
+        "own audio + text (untrained form)",
+    ),
+}
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_VLLM))

@@ -61,12 +61,19 @@ def test_speed_with_real_asr_is_reproducible(small_set, tmp_path):
     same report, byte for byte (decoding is deterministic; nothing random is left unseeded)."""
     runs = [
         run(
-            make_config(model="reference", dim="speed", limit=1, dialogues=str(small_set),
-                        out=str(tmp_path / name), vad="energy", n_boot=200),
+            make_config(
+                model="reference",
+                dim="speed",
+                limit=1,
+                dialogues=str(small_set),
+                out=str(tmp_path / name),
+                vad="energy",
+                n_boot=200,
+            ),
             progress=False,
         )
         for name in ("a", "b")
-    ]  # fmt: skip
+    ]
     res = runs[0]
     for c in res.report["cells"]:
         assert c["n_ok"] == 1 and c["vsp"] == 100.0, c
@@ -160,13 +167,19 @@ def test_bad_replies_become_error_records(small_set, tmp_path):
     replies = respond(store, samples, model, small_set)
     # unreadable and cut-off files are refused when the reply arrives (a re-run asks again);
     # the rest when measured
-    refused = sorted(r.error for r in replies.records.values() if r.status == "error" and "not asked" not in r.error)  # fmt: skip
+    refused = sorted(
+        r.error
+        for r in replies.records.values()
+        if r.status == "error" and "not asked" not in r.error
+    )
     # the empty, the text and the truncated file: turn 2 is refused, so turn 3 is not asked
     assert len(refused) == 3 and sum("not a readable sound file" in e for e in refused) == 2, (
         refused
     )
     assert sum("truncated wav" in e for e in refused) == 1, refused
-    feats = run_stage(store, FeaturesStage(store, samples, replies.records, {}, FeatureConfig(vad="energy"))).records  # fmt: skip
+    feats = run_stage(
+        store, FeaturesStage(store, samples, replies.records, {}, FeatureConfig(vad="energy"))
+    ).records
     errors = sorted(r.error for r in feats.values() if r.status == "error")
     for needle in ("silent", "NaN", "sample rate"):
         assert any(needle in e for e in errors), (needle, errors)

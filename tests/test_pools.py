@@ -32,7 +32,35 @@ EN_EMOTION = re.compile(
     r"horribl\w*|fear\w*|cry|crying)\b",
     re.IGNORECASE,
 )
-ZH_EMOTION = ("开心", "高兴", "难过", "伤心", "生气", "愤怒", "害怕", "恐惧", "惊讶", "厌恶", "喜欢", "讨厌", "激动", "糟糕", "太好了", "快乐", "悲伤", "担心", "兴奋", "着急", "烦躁", "烦恼", "痛苦", "失望", "委屈", "郁闷", "愉快")  # fmt: skip
+ZH_EMOTION = (
+    "开心",
+    "高兴",
+    "难过",
+    "伤心",
+    "生气",
+    "愤怒",
+    "害怕",
+    "恐惧",
+    "惊讶",
+    "厌恶",
+    "喜欢",
+    "讨厌",
+    "激动",
+    "糟糕",
+    "太好了",
+    "快乐",
+    "悲伤",
+    "担心",
+    "兴奋",
+    "着急",
+    "烦躁",
+    "烦恼",
+    "痛苦",
+    "失望",
+    "委屈",
+    "郁闷",
+    "愉快",
+)
 
 # Keywords that name a change along each style dimension.  A phrasing for one
 # dimension must not contain a keyword of another dimension.

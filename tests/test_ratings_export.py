@@ -25,9 +25,18 @@ XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 def rating_run(small_set, tmp_path_factory) -> Path:
     """Reference model on volume, en, 2 samples per direction; one reply text holds markup."""
     out = tmp_path_factory.mktemp("ratings_runs")
-    cfg = make_config(model="reference", dim="volume", lang="en", limit=2, asr="none",
-                    vad="energy", judge="none", n_boot=50, dialogues=str(small_set),
-                    out=str(out))  # fmt: skip
+    cfg = make_config(
+        model="reference",
+        dim="volume",
+        lang="en",
+        limit=2,
+        asr="none",
+        vad="energy",
+        judge="none",
+        n_boot=50,
+        dialogues=str(small_set),
+        out=str(out),
+    )
     store = run_pipeline(cfg, progress=False).store
     first = min(run_replies(store)[1].values(), key=lambda r: (r.sample_id, r.turn))
     store.append("respond", dataclasses.replace(first, text=XSS + " =cmd|calc " + first.text))
@@ -73,10 +82,14 @@ def test_export_is_deterministic_and_shuffled_per_rater(rating_run, tmp_path):
     assert export_ratings(rating_run, tmp_path / "b", raters=4, seed=7, checks=1) == a
     for name in ("rater_r01.html", "rater_r04.html", "sheet_r02.csv", "key.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
-    digest = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-              for p in (tmp_path / "a" / "audio").iterdir()}  # fmt: skip
-    assert digest == {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-                      for p in (tmp_path / "b" / "audio").iterdir()}  # fmt: skip
+    digest = {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in (tmp_path / "a" / "audio").iterdir()
+    }
+    assert digest == {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in (tmp_path / "b" / "audio").iterdir()
+    }
     orders = list(a["orders"].values())
     assert all(sorted(o) == sorted(a["items"]) for o in orders)  # each rater rates every item
     assert len({tuple(o) for o in orders}) > 1  # ...in different orders
@@ -119,8 +132,23 @@ def test_export_options_and_errors(rating_run, tmp_path):
 
 def test_cli_round_trip_into_report(rating_run, tmp_path, capsys):
     """Offline sheets filled in by two raters -> import-ratings -> the run's report."""
-    assert main(["export-ratings", str(rating_run), "--out", str(tmp_path / "t"), "--raters",
-                 "2", "--checks", "1", "--seed", "3"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "export-ratings",
+                str(rating_run),
+                "--out",
+                str(tmp_path / "t"),
+                "--raters",
+                "2",
+                "--checks",
+                "1",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
     key = json.loads((tmp_path / "t" / "key.json").read_text())
     filled = []
     for rid in ("r01", "r02"):
@@ -156,12 +184,20 @@ def _answers(key: dict, item_id: str, honest: bool) -> dict[str, str]:
         a, b = it["answers"]["1-2"], it["answers"]["2-3"]
         if not honest:
             a, b = ("1" if a == "2" else "2"), ("2" if b == "3" else "3")
-        return {"choice_1_2": a, "choice_2_3": b, "intensity_1": "3", "intensity_2": "3",
-                "intensity_3": "3"}  # fmt: skip
+        return {
+            "choice_1_2": a,
+            "choice_2_3": b,
+            "intensity_1": "3",
+            "intensity_2": "3",
+            "intensity_3": "3",
+        }
     up = it["direction"] == "intensify"
     levels = ("2", "3", "4") if up else ("4", "3", "2")
-    return {"choice_1_2": "2" if up else "1", "choice_2_3": "3" if up else "2",
-            **{f"intensity_{t}": v for t, v in zip((1, 2, 3), levels, strict=True)}}  # fmt: skip
+    return {
+        "choice_1_2": "2" if up else "1",
+        "choice_2_3": "3" if up else "2",
+        **{f"intensity_{t}": v for t, v in zip((1, 2, 3), levels, strict=True)},
+    }
 
 
 def test_rater_completes_the_page_in_chromium(rating_run, tmp_path):
@@ -237,8 +273,10 @@ def test_rater_completes_the_page_in_chromium(rating_run, tmp_path):
     qc = {r["rater_id"]: (r["check_accuracy"], r["kept"]) for r in summary["raters"]}
     assert qc == {"r01": (1.0, True), "r02": (0.0, False)}
     assert [c["vsp"] for c in summary["cells"]] == [100.0] * 4
-    assert all(c["intensity_change_mean"] == (1.0 if c["direction"] == "intensify" else -1.0)
-               for c in summary["cells"])  # fmt: skip
+    assert all(
+        c["intensity_change_mean"] == (1.0 if c["direction"] == "intensify" else -1.0)
+        for c in summary["cells"]
+    )
 
 
 def test_unreadable_reply_audio_is_skipped_with_its_reason(rating_run, tmp_path):

@@ -19,8 +19,16 @@ FIELDS = ("test_id", "rater_id", "item_id", *ANSWER_COLUMNS)
 
 
 def _sample(sid: str, direction: str) -> dict:
-    return {"kind": "sample", "sample_id": sid, "dim": "emotion", "direction": direction,
-            "lang": "en", "group": "happy", "voice": "v", "turns": {}}  # fmt: skip
+    return {
+        "kind": "sample",
+        "sample_id": sid,
+        "dim": "emotion",
+        "direction": direction,
+        "lang": "en",
+        "group": "happy",
+        "voice": "v",
+        "turns": {},
+    }
 
 
 @pytest.fixture
@@ -53,17 +61,23 @@ def write_csv(path: Path, rows: list[tuple]) -> Path:
 
 # A: checks 4/4; B: 3/4 (exactly 75%, kept); C: 2/4 (dropped); D: no check answers (dropped).
 PANEL = [
-    ("A", "c1", "2", "2", "", "", ""), ("A", "c2", "1", "3", "", "", ""),
-    ("A", "s1", "2", "3", "2", "3", "4"), ("A", "s2", "2", "2", "", "", ""),
+    ("A", "c1", "2", "2", "", "", ""),
+    ("A", "c2", "1", "3", "", "", ""),
+    ("A", "s1", "2", "3", "2", "3", "4"),
+    ("A", "s2", "2", "2", "", "", ""),
     ("A", "s3", "1", "2", "", "", ""),
-    ("B", "c1", "2", "2", "", "", ""), ("B", "c2", "2", "3", "", "", ""),
-    ("B", "s1", "2", "3", "2", "4", "4"), ("B", "s2", "1", "3", "", "", ""),
+    ("B", "c1", "2", "2", "", "", ""),
+    ("B", "c2", "2", "3", "", "", ""),
+    ("B", "s1", "2", "3", "2", "4", "4"),
+    ("B", "s2", "1", "3", "", "", ""),
     ("B", "s3", "1", "3", "", "", ""),
-    ("C", "c1", "1", "2", "", "", ""), ("C", "c2", "2", "3", "", "", ""),
-    ("C", "s1", "1", "2", "", "", ""), ("C", "s2", "1", "2", "", "", ""),
+    ("C", "c1", "1", "2", "", "", ""),
+    ("C", "c2", "2", "3", "", "", ""),
+    ("C", "s1", "1", "2", "", "", ""),
+    ("C", "s2", "1", "2", "", "", ""),
     ("C", "s3", "2", "3", "", "", ""),
     ("D", "s1", "1", "", "", "", ""),
-]  # fmt: skip
+]
 
 
 def test_qc_vsp_and_agreement_by_hand(run, tmp_path):
@@ -88,9 +102,11 @@ def test_qc_vsp_and_agreement_by_hand(run, tmp_path):
     assert (s["n_raters"], s["n_kept"]) == (4, 2)
     cells = {(c["direction"], c["pair"]): c for c in s["cells"]}
     assert {k: c["vsp"] for k, c in cells.items()} == {
-        ("intensify", "1-2"): 50.0, ("intensify", "2-3"): 50.0,
-        ("attenuate", "1-2"): 100.0, ("attenuate", "2-3"): 0.0,
-    }  # fmt: skip
+        ("intensify", "1-2"): 50.0,
+        ("intensify", "2-3"): 50.0,
+        ("attenuate", "1-2"): 100.0,
+        ("attenuate", "2-3"): 0.0,
+    }
     c = cells[("intensify", "1-2")]
     assert (c["n"], c["n_judged"], c["n_valid"], c["n_tie"], c["group"]) == (2, 2, 1, 1, "happy")
     assert c["vsp_ci"][0] <= 50.0 <= c["vsp_ci"][1]
@@ -126,8 +142,11 @@ def test_perfect_panel_through_import(run, tmp_path):
     rows = [(r, "c1", "2", "2", "", "", "") for r in "XYZ"] + [
         (r, "c2", "1", "3", "", "", "") for r in "XYZ"
     ]
-    answers = {"s1": ("2", "3", "1", "3", "5"), "s2": ("1", "3", "2", "2", "4"),
-               "s3": ("1", "2", "5", "3", "1")}  # fmt: skip
+    answers = {
+        "s1": ("2", "3", "1", "3", "5"),
+        "s2": ("1", "3", "2", "2", "4"),
+        "s3": ("1", "2", "5", "3", "1"),
+    }
     rows += [(r, i, *a) for r in "XYZ" for i, a in answers.items()]
     s = import_ratings(run, [write_csv(tmp_path / "p.csv", rows)], n_boot=50)
     ch, it = s["agreement"]["choice"], s["agreement"]["intensity"]
@@ -182,8 +201,11 @@ def test_wrong_test_run_or_columns(run, tmp_path):
 
 
 def test_markdown_section_escapes_rater_ids(run, tmp_path):
-    rows = [("<b>x|y", "c1", "2", "2", "", "", ""), ("<b>x|y", "c2", "1", "3", "", "", ""),
-            ("<b>x|y", "s1", "2", "3", "", "", "")]  # fmt: skip
+    rows = [
+        ("<b>x|y", "c1", "2", "2", "", "", ""),
+        ("<b>x|y", "c2", "1", "3", "", "", ""),
+        ("<b>x|y", "s1", "2", "3", "", "", ""),
+    ]
     import_ratings(run, [write_csv(tmp_path / "x.csv", rows)], n_boot=50)
     md = "\n".join(human_markdown(human_report_block(run)))
     # Markdown escape, not HTML entities: the tag is neutralised by a backslash
@@ -200,7 +222,9 @@ def test_rater_ids_not_in_the_key_are_refused(run, tmp_path):
     import_ratings(run, [write_csv(tmp_path / "ok.csv", ok)], n_boot=20)
     for stranger in ("r99", "=cmd|' /C calc'!A0"):
         rows = [*ok, (stranger, "s1", "2", "3", "", "", "")]
-        with pytest.raises(ValueError, match=r"rater ids \[.*\] are not raters of test Tabc \(its raters: A, B\)"):  # fmt: skip
+        with pytest.raises(
+            ValueError, match=r"rater ids \[.*\] are not raters of test Tabc \(its raters: A, B\)"
+        ):
             import_ratings(run, [write_csv(tmp_path / "x.csv", rows)], n_boot=20)
 
 

@@ -72,8 +72,18 @@ def test_published_examples():
     assert krippendorff_alpha(units, "interval") == pytest.approx(0.849, abs=5e-4)
     # Fleiss (1971) worked example as usually reproduced: 10 subjects, 14 raters, 5 categories;
     # P_bar = 0.378, P_e = 0.213, kappa = 0.210.
-    counts = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-              [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]  # fmt: skip
+    counts = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
     assert fleiss_kappa(counts) == pytest.approx(0.210, abs=5e-4)
 
 

@@ -37,7 +37,10 @@ def local_ray():
 
 
 def wav_hashes(root: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((root / "audio").glob("*.wav"))}  # fmt: skip
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((root / "audio").glob("*.wav"))
+    }
 
 
 def stored(root: Path, stage: str = "respond") -> list[dict]:
@@ -49,15 +52,29 @@ def serial_run(small_set, tmp_path_factory):
     from stylebench.pipeline.commands import run
 
     out = tmp_path_factory.mktemp("serial")
-    return run(make_config(dialogues=str(small_set), out=str(out), run_id="r", **FAST), progress=False)  # fmt: skip
+    return run(
+        make_config(dialogues=str(small_set), out=str(out), run_id="r", **FAST), progress=False
+    )
 
 
 def test_ray_run_equals_the_serial_run(small_set, tmp_path, serial_run):
     from stylebench.pipeline.commands import run
 
-    res = run(make_config(dialogues=str(small_set), out=str(tmp_path), run_id="r", executor="ray", workers=2, **FAST), progress=False)  # fmt: skip
+    res = run(
+        make_config(
+            dialogues=str(small_set),
+            out=str(tmp_path),
+            run_id="r",
+            executor="ray",
+            workers=2,
+            **FAST,
+        ),
+        progress=False,
+    )
     assert res.counts["respond"] == {"ok": 12, "error": 0, "skipped": 0}
-    assert (res.store.root / "report.json").read_text() == (serial_run.store.root / "report.json").read_text()  # fmt: skip
+    assert (res.store.root / "report.json").read_text() == (
+        serial_run.store.root / "report.json"
+    ).read_text()
     assert wav_hashes(res.store.root) == wav_hashes(serial_run.store.root)
     recs = stored(res.store.root)
     actors = defaultdict(set)
@@ -68,7 +85,10 @@ def test_ray_run_equals_the_serial_run(small_set, tmp_path, serial_run):
     assert all(len(a) == 1 for a in actors.values())  # a sample's three turns: one actor
     assert len(set().union(*actors.values())) == 2  # and both actors worked
     # provenance is never part of a key: the records match the serial ones field for field
-    plain = {(r["sample_id"], r["turn"]): (r["fp"], r["sha256"], r["text"]) for r in stored(serial_run.store.root)}  # fmt: skip
+    plain = {
+        (r["sample_id"], r["turn"]): (r["fp"], r["sha256"], r["text"])
+        for r in stored(serial_run.store.root)
+    }
     assert {(r["sample_id"], r["turn"]): (r["fp"], r["sha256"], r["text"]) for r in recs} == plain
     assert all("executor" in f["raw"] for f in stored(res.store.root, "features"))
     from stylebench.pipeline.commands import rescore
@@ -94,7 +114,9 @@ class DyingReference(ScriptedModel):
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 
-    def respond_scripted(self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig, script: Script) -> Turn:  # fmt: skip
+    def respond_scripted(
+        self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig, script: Script
+    ) -> Turn:
         if script.turn == 2 and self.die_on in user_turn.audio and not self.flag.exists():
             self.flag.write_text(str(os.getpid()))
             os._exit(3)
@@ -110,7 +132,9 @@ class DyingSpec:
         return DyingReference(self.die_on, self.flag)
 
 
-def test_a_worker_that_dies_mid_sample_gives_error_records_and_the_rerun_retries(small_set, tmp_path, serial_run):  # fmt: skip
+def test_a_worker_that_dies_mid_sample_gives_error_records_and_the_rerun_retries(
+    small_set, tmp_path, serial_run
+):
     from stylebench.executors.ray_executor import RayExecutor
     from stylebench.pipeline.commands import load_dialogues, select_samples
     from stylebench.pipeline.keys import Identity
@@ -127,7 +151,11 @@ def test_a_worker_that_dies_mid_sample_gives_error_records_and_the_rerun_retries
 
     def respond() -> Any:
         with RayExecutor(cfg.executor) as ex:
-            return run_stage(store, RespondStage(store, samples, small_set, identity, model_spec=spec), executor=ex)  # fmt: skip
+            return run_stage(
+                store,
+                RespondStage(store, samples, small_set, identity, model_spec=spec),
+                executor=ex,
+            )
 
     first = respond()
     assert (tmp_path / "died").exists()  # the actor process really exited
@@ -140,12 +168,32 @@ def test_a_worker_that_dies_mid_sample_gives_error_records_and_the_rerun_retries
     assert wav_hashes(store.root) == wav_hashes(serial_run.store.root)
 
 
-def test_killing_the_driver_then_rerunning_gives_the_same_report(small_set, tmp_path, serial_run, local_ray):  # fmt: skip
+def test_killing_the_driver_then_rerunning_gives_the_same_report(
+    small_set, tmp_path, serial_run, local_ray
+):
     import psutil
 
-    args = [sys.executable, "-m", "stylebench.cli", "--no-progress", "run", "--executor", "ray",
-            "--ray-address", local_ray, "--workers", "2", "--dialogues", str(small_set),
-            "--out", str(tmp_path), "--run-id", "r", "--format", "json"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "stylebench.cli",
+        "--no-progress",
+        "run",
+        "--executor",
+        "ray",
+        "--ray-address",
+        local_ray,
+        "--workers",
+        "2",
+        "--dialogues",
+        str(small_set),
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "r",
+        "--format",
+        "json",
+    ]
     for k, v in FAST.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
     log = open(tmp_path / "driver.log", "w")  # noqa: SIM115
@@ -167,7 +215,9 @@ def test_killing_the_driver_then_rerunning_gives_the_same_report(small_set, tmp_
     assert 4 <= done_before < 12
     rerun = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
-    assert (tmp_path / "r" / "report.json").read_text() == (serial_run.store.root / "report.json").read_text()  # fmt: skip
+    assert (tmp_path / "r" / "report.json").read_text() == (
+        serial_run.store.root / "report.json"
+    ).read_text()
     assert wav_hashes(tmp_path / "r") == wav_hashes(serial_run.store.root)
     ok = [(r["sample_id"], r["turn"]) for r in stored(tmp_path / "r") if r["status"] == "ok"]
     assert len(ok) == len(set(ok)) == 12  # no key kept twice

@@ -54,8 +54,24 @@ def _manifest() -> dict[str, dict[str, Any]]:
 
 
 def _ffmpeg(src: Path, dst: Path, chain: str) -> None:
-    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src), "-af", chain,
-           "-ac", "1", "-ar", str(SR), "-c:a", "pcm_f32le", str(dst)]  # fmt: skip
+    cmd = [
+        "ffmpeg",
+        "-nostdin",
+        "-v",
+        "error",
+        "-y",
+        "-i",
+        str(src),
+        "-af",
+        chain,
+        "-ac",
+        "1",
+        "-ar",
+        str(SR),
+        "-c:a",
+        "pcm_f32le",
+        str(dst),
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
 
 
@@ -85,8 +101,11 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
             _ffmpeg(orig, copy, chain)
             part = analyse_reply(*load_audio(copy, target_sr=SR), cfg)
             done = finish_sample({1: base, 2: part}, {}, clips[cid]["lang"])
-            feats = {k: FeatureRecord(cid, k, "ok", "t", values=v[0], flags=v[1])
-                     for k, v in done.items() if not isinstance(v, str)}  # fmt: skip
+            feats = {
+                k: FeatureRecord(cid, k, "ok", "t", values=v[0], flags=v[1])
+                for k, v in done.items()
+                if not isinstance(v, str)
+            }
             res: dict[str, Any] = {"span_ratio": done[2][0]["span_s"] / done[1][0]["span_s"]}
             for d in ("pitch", "volume"):
                 vals, _ = dimension(d).turn_values(None, feats, ScoreContext())
@@ -117,7 +136,9 @@ def test_real_speech_change(
     dim, _chain, applied = CHANGES[name]
     res = measured[(cid, name)]
     if check == "span":  # the speed denominator follows the tempo
-        assert abs(res["span_ratio"] - 1 / 1.25) <= SPAN_TOL, f"VAD span ratio {res['span_ratio']:.3f}"  # fmt: skip
+        assert abs(res["span_ratio"] - 1 / 1.25) <= SPAN_TOL, (
+            f"VAD span ratio {res['span_ratio']:.3f}"
+        )
     elif check == "amount":
         tol = PITCH_TOL_ST if dim == "pitch" else VOLUME_TOL_DB
         got = res[dim]

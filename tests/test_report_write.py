@@ -29,10 +29,17 @@ def _scores(lang: str = "en") -> list[TurnScore]:
 
 def _meta(**kw) -> ReportMeta:
     base = dict(
-        model="ref", run_id="run-001", dims=("pitch",), langs=("en",), thresholds=Thresholds(),
-        extractors={"pitch": "pyworld F0, voiced = F0 > 0"}, n_samples=2, n_turns_total=6,
-        n_turns_ok=5, notes=("F0 > 0", "WER/CER > 0.3 against the text channel"),
-    )  # fmt: skip
+        model="ref",
+        run_id="run-001",
+        dims=("pitch",),
+        langs=("en",),
+        thresholds=Thresholds(),
+        extractors={"pitch": "pyworld F0, voiced = F0 > 0"},
+        n_samples=2,
+        n_turns_total=6,
+        n_turns_ok=5,
+        notes=("F0 > 0", "WER/CER > 0.3 against the text channel"),
+    )
     return ReportMeta(**{**base, **kw})
 
 

@@ -208,8 +208,10 @@ def test_acoustic_scores_must_be_positive_and_cell_keys_consistent():
         TurnScore("s", "pitch", "intensify", "en", 1, -3.0)
     assert TurnScore("s", "emotion", "intensify", "en", 1, -3.0).value == -3.0
     for first, second in (("en", "zh"), ("zh", "en")):  # whichever turn comes first
-        scores = [TurnScore("s", "pitch", "intensify", first, 1, 100.0),
-                  TurnScore("s", "pitch", "intensify", second, 2, 110.0)]  # fmt: skip
+        scores = [
+            TurnScore("s", "pitch", "intensify", first, 1, 100.0),
+            TurnScore("s", "pitch", "intensify", second, 2, 110.0),
+        ]
         with pytest.raises(ValueError, match="one sample must keep one cell key"):
             score_cells(scores, n_boot=10)
 
@@ -217,7 +219,10 @@ def test_acoustic_scores_must_be_positive_and_cell_keys_consistent():
 def test_excluded_and_failed_samples_do_not_stop_the_count():
     scores = []
     for i, vals in enumerate(([100, 120, 140], [100, None, 140], [100, 120, 140], [100, 120, 140])):
-        scores += [TurnScore(f"s{i}", "pitch", "intensify", "en", k, v, None if v else "failed") for k, v in zip((1, 2, 3), vals, strict=True)]  # fmt: skip
+        scores += [
+            TurnScore(f"s{i}", "pitch", "intensify", "en", k, v, None if v else "failed")
+            for k, v in zip((1, 2, 3), vals, strict=True)
+        ]
     cells = {c.pair: c for c in score_cells(scores, n_boot=10, exclude={"s0"})}
     assert (cells["1-2"].n, cells["1-2"].n_ok, cells["1-2"].n_valid) == (3, 2, 2)
     assert cells["1-2"].errors == {"failed": 1}

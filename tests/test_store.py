@@ -12,7 +12,9 @@ from stylebench.store import RunFolderBusy, RunStore
 
 
 def rec(sid: str, turn: int, status: str = "ok", fp: str = "f", text: str = "") -> RespondRecord:
-    return RespondRecord(sid, turn, status, fp, text=text, error="boom" if status == "error" else "")  # fmt: skip
+    return RespondRecord(
+        sid, turn, status, fp, text=text, error="boom" if status == "error" else ""
+    )
 
 
 def want(*keys, fp="f"):
@@ -133,7 +135,9 @@ def test_reading_skips_what_is_not_a_record_and_goes_on(tmp_path):
     st.append("respond", rec("a", 1, "ok", text="keep"))
     st.append("respond", rec("a", 1, "error"))  # ignored: ok of the same fingerprint stays
     with open(st.stage_path("respond"), "a", encoding="utf-8") as fh:
-        fh.write('\n[1, 2]\n7\n{"sample_id": "a"}\n{"sample_id": "a", "turn": "x", "status": "ok", "fp": "f"}\n\n')  # fmt: skip
+        fh.write(
+            '\n[1, 2]\n7\n{"sample_id": "a"}\n{"sample_id": "a", "turn": "x", "status": "ok", "fp": "f"}\n\n'
+        )
     st.append("respond", rec("b", 2, "ok", text="after the junk"))
     got = st.load("respond", want(("a", 0), ("a", 1), ("a", 2), ("b", 2)))
     assert set(got) == {("a", 1), ("b", 2)}  # a malformed turn matches no key, not even turn 0
@@ -145,8 +149,11 @@ def test_records_and_folders_are_frozen_and_created(tmp_path):
 
     from stylebench.scoring.cells import Thresholds, TurnScore
 
-    for obj, name in ((rec("a", 1), "text"), (Thresholds(), "pitch_st"),
-                      (TurnScore("s", "pitch", "intensify", "en", 1, 100.0), "value")):  # fmt: skip
+    for obj, name in (
+        (rec("a", 1), "text"),
+        (Thresholds(), "pitch_st"),
+        (TurnScore("s", "pitch", "intensify", "en", 1, 100.0), "value"),
+    ):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(obj, name, None)
     st = RunStore(tmp_path / "out" / "deep" / "run")

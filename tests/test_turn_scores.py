@@ -24,12 +24,15 @@ def feat(sid: str, k: int, flags=(), **values) -> FeatureRecord:
 
 def test_values_flags_and_errors_per_turn():
     s = sample("p", "pitch")
-    replies = {("p", 1): ok_reply("p", 1), ("p", 2): ok_reply("p", 2),
-               ("p", 3): RespondRecord("p", 3, "error", "f", error="CUDA out of memory\nTraceback")}  # fmt: skip
+    replies = {
+        ("p", 1): ok_reply("p", 1),
+        ("p", 2): ok_reply("p", 2),
+        ("p", 3): RespondRecord("p", 3, "error", "f", error="CUDA out of memory\nTraceback"),
+    }
     features = {
         ("p", 1): feat(
             "p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_agreed=200.0, f0_mean=190.0
-        ),  # fmt: skip
+        ),
         ("p", 2): FeatureRecord("p", 2, "error", "f", error="AudioError: silent"),
     }
     got = collect_turn_scores([s], replies, features, ScoreContext())
@@ -42,14 +45,24 @@ def test_values_flags_and_errors_per_turn():
     assert collect_turn_scores([s], {}, {}, ScoreContext())[0].error.startswith(
         "respond: no record"
     )
-    assert collect_turn_scores([s], replies, {}, ScoreContext())[0].error.startswith("features: not computed")  # fmt: skip
-    assert collect_turn_scores([s], replies, features, ScoreContext(pitch_stat="mean"))[0].value == 190.0  # fmt: skip
+    assert collect_turn_scores([s], replies, {}, ScoreContext())[0].error.startswith(
+        "features: not computed"
+    )
+    assert (
+        collect_turn_scores([s], replies, features, ScoreContext(pitch_stat="mean"))[0].value
+        == 190.0
+    )
 
 
 def test_speed_source_flags_every_turn_of_the_sample():
     s = sample("v", "speed")
     replies = {("v", k): ok_reply("v", k) for k in (1, 2, 3)}
-    features = {("v", k): feat("v", k, spm=200.0 + k, text_spm=180.0 + k, asr_text_er=0.5 if k == 2 else 0.0) for k in (1, 2, 3)}  # fmt: skip
+    features = {
+        ("v", k): feat(
+            "v", k, spm=200.0 + k, text_spm=180.0 + k, asr_text_er=0.5 if k == 2 else 0.0
+        )
+        for k in (1, 2, 3)
+    }
     got = collect_turn_scores([s], replies, features, ScoreContext())
     assert [t.value for t in got] == [181.0, 182.0, 183.0]
     assert all(t.flags == ("speed_from_text", "asr_text_mismatch") for t in got)
@@ -72,7 +85,11 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
         **base,
         "rms_active_dbfs": -16.0,
     }  # +4 dB: index (0 + 0 + 4 + 0) / 4 = 1, sign - for sad
-    features = {("e", 1): feat("e", 1, **base), ("e", 2): feat("e", 2, **louder), ("e", 3): feat("e", 3, ["f0_extractors_disagree"], **base)}  # fmt: skip
+    features = {
+        ("e", 1): feat("e", 1, **base),
+        ("e", 2): feat("e", 2, **louder),
+        ("e", 3): feat("e", 3, ["f0_extractors_disagree"], **base),
+    }
     got = collect_turn_scores([s], replies, features, ScoreContext())
     assert [t.value for t in got[:2]] == pytest.approx([0.0, -1.0]) and got[0].group == "sad"
     # trackers that disagree leave the pitch term, so the whole index, unscored
@@ -84,7 +101,9 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
 def test_an_upstream_error_is_cut_to_its_first_line_of_300_characters():
     s = sample("x", "volume")
     long = "E" * 400 + "\nsecond line"
-    got = collect_turn_scores([s], {("x", 1): RespondRecord("x", 1, "error", "f", error=long)}, {}, ScoreContext())  # fmt: skip
+    got = collect_turn_scores(
+        [s], {("x", 1): RespondRecord("x", 1, "error", "f", error=long)}, {}, ScoreContext()
+    )
     assert got[0].error == "respond: " + "E" * 300
 
 

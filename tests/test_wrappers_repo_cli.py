@@ -59,8 +59,16 @@ def test_models_lists_every_repo_wrapper_with_its_status(capsys):
 
     assert main(["models"]) == 0
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-    for name in ("kimi-audio", "glm-4-voice", "mini-omni", "mini-omni2", "slam-omni",
-                 "freeze-omni", "baichuan-omni-1.5", "llama-omni2"):  # fmt: skip
+    for name in (
+        "kimi-audio",
+        "glm-4-voice",
+        "mini-omni",
+        "mini-omni2",
+        "slam-omni",
+        "freeze-omni",
+        "baichuan-omni-1.5",
+        "llama-omni2",
+    ):
         assert "missing package" in rows[name] and "git clone" in rows[name], rows[name]
     # transformers is importable here, the checkpoint is not cached
     assert "missing weights" in rows["minicpm-o-2.6"] or "available" in rows["minicpm-o-2.6"]

@@ -135,9 +135,14 @@ def test_baichuan_omni_contract_with_standin(baichuan, wavs):
     assert replies[0].raw["baichuan_content"] == content1
     assert prompts[0] == "<SYS>STAND-IN voice prompt<Q>" + ref("audio", wavs[0]) + "<AUDIOTEXT><A>"
     assert prompts[1] == (
-        "<SYS>STAND-IN voice prompt<Q>" + ref("audio", wavs[0]) + "<AUDIOTEXT><A>" + content1
-        + "<Q>" + ref("audio", wavs[1]) + "<AUDIOTEXT><A>"
-    )  # fmt: skip
+        "<SYS>STAND-IN voice prompt<Q>"
+        + ref("audio", wavs[0])
+        + "<AUDIOTEXT><A>"
+        + content1
+        + "<Q>"
+        + ref("audio", wavs[1])
+        + "<AUDIOTEXT><A>"
+    )
     # generate_text_step / generate_audio_step settings of the demo
     text_steps = [c for c in hf if c[0] == "text"][:2]
     assert text_steps[0] == ("text", None, ["<gen_start>", "<|endoftext|>"], 50, 0.8, 20, 0.85, 1.1)
@@ -145,8 +150,10 @@ def test_baichuan_omni_contract_with_standin(baichuan, wavs):
     assert text_steps[1] == ("text", "kv7", stops, 50, 0.3, 20, 0.85, 1.05)
     gen = sys.modules["generation"].CALLS
     audio_steps = [c for c in gen if c[0] == "audio"][:2]
-    assert audio_steps == [("audio", 6, "kv6", 500, 0.5, 5, 0.85, 1.3),
-                           ("audio", 9, "kv9", 500, 0.5, 5, 0.85, 1.3)]  # fmt: skip
+    assert audio_steps == [
+        ("audio", 6, "kv6", 500, 0.5, 5, 0.85, 1.3),
+        ("audio", 9, "kv9", 500, 0.5, 5, 0.85, 1.3),
+    ]
     # the scored reply is what the model hears of itself later: its history segments, joined
     # with decode_save_concat's 10 ms cross-fade rule at 24 kHz, not a second (noisy) decode
     assert not [c for c in gen if c[0] == "decode_save_concat"]
@@ -155,8 +162,9 @@ def test_baichuan_omni_contract_with_standin(baichuan, wavs):
     for reply in replies:
         pieces = [sf.read(p, dtype="float32")[0] for p in reply.raw["baichuan_segments"]]
         fade = np.linspace(1.0, 0.0, 240, dtype=np.float32)
-        joined = np.concatenate([pieces[0], pieces[0][-240:] * fade + pieces[1][:240] * fade[::-1],
-                                 pieces[1]])  # fmt: skip
+        joined = np.concatenate(
+            [pieces[0], pieces[0][-240:] * fade + pieces[1][:240] * fade[::-1], pieces[1]]
+        )
         heard = sf.read(reply.audio, dtype="float32")[0]
         assert heard.shape == (2 * 4800 + 240,) and np.allclose(heard, joined, atol=1e-4)
     assert [r.text for r in replies] == ["w10 w11 w12"] * 3
@@ -189,9 +197,12 @@ def llama_omni2(monkeypatch, tmp_path):
     from stylebench.model_wrappers.repo.llama_omni2 import LlamaOmni2Model
 
     return LlamaOmni2Model(
-        path=str(STANDINS), decoder=str(decoder), repo=str(repo),
-        speech_encoder=str(whisper_file), device="cpu",
-    )  # fmt: skip
+        path=str(STANDINS),
+        decoder=str(decoder),
+        repo=str(repo),
+        speech_encoder=str(whisper_file),
+        device="cpu",
+    )
 
 
 def test_llama_omni2_speech_encoder_defaults_to_the_checkout(tmp_path, monkeypatch):
@@ -216,9 +227,12 @@ def test_llama_omni2_contract_with_standin(llama_omni2, wavs):
     # run_llama_omni2.py load_pretrained_model: tts_tokenizer inside the checkpoint, bf16
     loads = sys.modules["llama_omni2.model"].CALLS
     assert loads[0] == (
-        "from_pretrained", str(STANDINS), str(STANDINS / "tts_tokenizer"),
-        llama_omni2.speech_encoder, "torch.bfloat16",
-    )  # fmt: skip
+        "from_pretrained",
+        str(STANDINS),
+        str(STANDINS / "tts_tokenizer"),
+        llama_omni2.speech_encoder,
+        "torch.bfloat16",
+    )
     assert llama_omni2.speech_encoder.endswith("/w/large-v3.pt")
     # MultiturnSpeechDataset: user turns are <speech>, assistant turns are the reply texts
     chats = [

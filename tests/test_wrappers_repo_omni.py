@@ -65,8 +65,9 @@ def test_mini_omni_run_sampling_reaches_the_text_layer_only(folder, wavs, tmp_pa
     from stylebench.model_wrappers.repo.gpt_omni import AUDIO_SAMPLING, GptOmniModel
 
     name = folder.replace("_", "-")
-    model = MODELS.load(name)(path=str(tmp_path), repo=str(STANDINS / folder), device="cpu",
-                              sampling="run")  # fmt: skip
+    model = MODELS.load(name)(
+        path=str(tmp_path), repo=str(STANDINS / folder), device="cpu", sampling="run"
+    )
     assert isinstance(model, GptOmniModel)
     base = sys.modules["litgpt.generate.base"]
     official_sample = base.sample

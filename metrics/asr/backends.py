@@ -68,8 +68,16 @@ class FasterWhisperASR:
 
     backend = "faster-whisper"
 
-    def __init__(self, model: str = "base", *, device: str = "cpu", compute_type: str = "int8",
-                 cpu_threads: int = 0, beam_size: int = 1, cache_dir: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str = "base",
+        *,
+        device: str = "cpu",
+        compute_type: str = "int8",
+        cpu_threads: int = 0,
+        beam_size: int = 1,
+        cache_dir: Path | None = None,
+    ) -> None:
         if beam_size < 1 or cpu_threads < 0:
             raise ValueError("beam_size must be >= 1 and cpu_threads >= 0")
         self.model = model
@@ -163,12 +171,16 @@ class FasterWhisperASR:
         """The decoding ladder; ``first`` is the first pass when it was decoded already."""
 
         def decode(retry: bool) -> Transcript:
-            segs = first if first is not None and not retry else self._decode(audio, lang, retry=retry)  # fmt: skip
+            segs = (
+                first if first is not None and not retry else self._decode(audio, lang, retry=retry)
+            )
             return self._build(segs, lang, ("asr_redecoded",) if retry else ())
 
         return redecode_if_needed(decode)
 
-    def transcribe_batch(self, items: list[tuple[np.ndarray, int, str]], batch_size: int) -> list[Transcript]:  # fmt: skip
+    def transcribe_batch(
+        self, items: list[tuple[np.ndarray, int, str]], batch_size: int
+    ) -> list[Transcript]:
         """Transcribe many replies, first passes ``batch_size`` at a time (:mod:`.batched`, which
         says where that differs from :meth:`transcribe`); replies over 30 s go one by one.
 
@@ -182,11 +194,28 @@ class FasterWhisperASR:
         audios = [to_16k(w, sr) for w, sr, _ in items]
         out: list[Transcript | None] = [None] * len(items)
         for lang in dict.fromkeys(lang for _, _, lang in items):
-            idx = [i for i, it in enumerate(items) if it[2] == lang and len(audios[i]) <= WINDOW_S * 16000]  # fmt: skip
-            firsts = first_pass(self._load(), [audios[i] for i in idx], lang, self._options(lang, retry=False), batch_size) if idx else []  # fmt: skip
+            idx = [
+                i
+                for i, it in enumerate(items)
+                if it[2] == lang and len(audios[i]) <= WINDOW_S * 16000
+            ]
+            firsts = (
+                first_pass(
+                    self._load(),
+                    [audios[i] for i in idx],
+                    lang,
+                    self._options(lang, retry=False),
+                    batch_size,
+                )
+                if idx
+                else []
+            )
             for i, segs in zip(idx, firsts, strict=True):
                 out[i] = self._ladder(audios[i], lang, segs)
-        return [t if t is not None else self._ladder(audios[i], items[i][2], None) for i, t in enumerate(out)]  # fmt: skip
+        return [
+            t if t is not None else self._ladder(audios[i], items[i][2], None)
+            for i, t in enumerate(out)
+        ]
 
     def _check(self, lang: str) -> None:
         check_lang(lang)

@@ -49,11 +49,16 @@ def resumes(tokens: Sequence[int], timestamp_begin: int) -> bool:
     consecutive timestamps and the tokens do not end on a single timestamp (faster-whisper's
     ``_split_segments_by_timestamps``, read here as its rule)."""
     single_end = len(tokens) >= 2 and tokens[-2] < timestamp_begin <= tokens[-1]
-    pairs = any(tokens[i] >= timestamp_begin and tokens[i - 1] >= timestamp_begin for i in range(1, len(tokens)))  # fmt: skip
+    pairs = any(
+        tokens[i] >= timestamp_begin and tokens[i - 1] >= timestamp_begin
+        for i in range(1, len(tokens))
+    )
     return pairs and not single_end
 
 
-def first_pass(model: Any, audios: Sequence[np.ndarray], lang: str, options: dict[str, Any], batch_size: int) -> list[list[Any] | None]:  # fmt: skip
+def first_pass(
+    model: Any, audios: Sequence[np.ndarray], lang: str, options: dict[str, Any], batch_size: int
+) -> list[list[Any] | None]:
     """The first-pass segments of each reply (16 kHz, each at most 30 s), decoded in batches,
     or ``None`` for a reply the sequential decoder would resume in a second window.
 
@@ -77,7 +82,11 @@ def first_pass(model: Any, audios: Sequence[np.ndarray], lang: str, options: dic
     if any(len(a) > WINDOW_S * SR for a in audios):
         raise ValueError("a reply over 30 s cannot share a batch; decode it sequentially")
     starts = layout([len(a) for a in audios])
-    total = np.zeros(starts[-1] + len(audios[-1]) + SR, dtype=np.float32) if audios else np.zeros(0, np.float32)  # fmt: skip
+    total = (
+        np.zeros(starts[-1] + len(audios[-1]) + SR, dtype=np.float32)
+        if audios
+        else np.zeros(0, np.float32)
+    )
     for s, a in zip(starts, audios, strict=True):
         total[s : s + len(a)] = a
     # end + half a sample: the pipeline truncates seconds x 16000 to whole samples
@@ -85,23 +94,42 @@ def first_pass(model: Any, audios: Sequence[np.ndarray], lang: str, options: dic
         {"start": s / SR, "end": (s + len(a) + 0.5) / SR}
         for s, a in zip(starts, audios, strict=True)
     ]
-    keep = {"beam_size", "temperature", "compression_ratio_threshold", "log_prob_threshold",
-            "no_speech_threshold", "suppress_tokens", "word_timestamps"}  # fmt: skip
+    keep = {
+        "beam_size",
+        "temperature",
+        "compression_ratio_threshold",
+        "log_prob_threshold",
+        "no_speech_threshold",
+        "suppress_tokens",
+        "word_timestamps",
+    }
     kw = {k: v for k, v in options.items() if k in keep}
     pipe = Recording(model)
     pipe.tokens = []
     segments, _info = pipe.transcribe(
-        total, language=lang, task="transcribe", clip_timestamps=clips, batch_size=batch_size,
-        without_timestamps=False, vad_filter=False, **kw,
-    )  # fmt: skip
+        total,
+        language=lang,
+        task="transcribe",
+        clip_timestamps=clips,
+        batch_size=batch_size,
+        without_timestamps=False,
+        vad_filter=False,
+        **kw,
+    )
     by_start = {int(s * 100 // SR): i for i, s in enumerate(starts)}  # seek is in 10 ms frames
     out: list[list[Any] | None] = [[] for _ in audios]
     for seg in segments:
         out[by_start[seg.seek]].append(seg)
     low = options.get("log_prob_threshold")
-    tb = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=lang).timestamp_begin  # fmt: skip
+    tb = Tokenizer(
+        model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=lang
+    ).timestamp_begin
     for i, segs in enumerate(out):
-        if segs and segs[0].no_speech_prob > NO_SPEECH and (low is None or segs[0].avg_logprob <= low):  # fmt: skip
+        if (
+            segs
+            and segs[0].no_speech_prob > NO_SPEECH
+            and (low is None or segs[0].avg_logprob <= low)
+        ):
             out[i] = []  # sequential decoding skips the window before looking at its tokens
         elif resumes(pipe.tokens[i], tb):
             out[i] = None
@@ -113,5 +141,9 @@ def first_pass(model: Any, audios: Sequence[np.ndarray], lang: str, options: dic
 def _shift(seg: Any, offset: float) -> Any:
     from dataclasses import replace
 
-    words = None if seg.words is None else [replace(w, start=w.start - offset, end=w.end - offset) for w in seg.words]  # fmt: skip
+    words = (
+        None
+        if seg.words is None
+        else [replace(w, start=w.start - offset, end=w.end - offset) for w in seg.words]
+    )
     return replace(seg, start=seg.start - offset, end=seg.end - offset, words=words)

@@ -81,7 +81,9 @@ def parse_log(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     m = _CPU_LINE.search(text)
     if m:
-        flags = [f.strip().replace("=true", "=1").replace("=false", "=0") for f in m.group(2).split(",")]  # fmt: skip
+        flags = [
+            f.strip().replace("=true", "=1").replace("=false", "=0") for f in m.group(2).split(",")
+        ]
         out["cpu"] = " ".join([m.group(1), *flags])
     for name, rx in _FIELDS.items():
         if mm := rx.search(text):
@@ -126,7 +128,14 @@ def _version() -> str:
 def _probe_log() -> str:
     env = dict(os.environ, CT2_VERBOSE="1")
     with tempfile.TemporaryDirectory(prefix="stylebench-ct2-") as empty:
-        res = subprocess.run([sys.executable, "-c", _PROBE, empty], capture_output=True, text=True, env=env, timeout=60, check=False)  # fmt: skip
+        res = subprocess.run(
+            [sys.executable, "-c", _PROBE, empty],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
     return res.stdout + res.stderr
 
 
@@ -141,7 +150,14 @@ def _ct2_cpu(env: tuple[tuple[str, str], ...]) -> Ct2Cpu:
     except (OSError, subprocess.SubprocessError):
         logged = {}
     if {"isa", "cpu", "sgemm", "gemm_s8"} <= set(logged):
-        return Ct2Cpu(version, logged["isa"], logged["cpu"], f"{logged['sgemm']}/{logged['gemm_s8']}", setting, "log")  # fmt: skip
+        return Ct2Cpu(
+            version,
+            logged["isa"],
+            logged["cpu"],
+            f"{logged['sgemm']}/{logged['gemm_s8']}",
+            setting,
+            "log",
+        )
     feats = _x86_features()
     machine = platform.machine().lower()
     isa = dispatch_rule(dict(env).get("CT2_FORCE_CPU_ISA", ""), machine, feats)

@@ -115,7 +115,9 @@ CAPTION_JUDGES = LazyRegistry.from_pairs(
 
 def builtin_text(name: str) -> str:
     """A prompt file shipped beside this module (``prompts/<name>``)."""
-    return resources.files("stylebench.metrics.captions").joinpath("prompts", name).read_text("utf-8")  # fmt: skip
+    return (
+        resources.files("stylebench.metrics.captions").joinpath("prompts", name).read_text("utf-8")
+    )
 
 
 def load_instruction(dim: str, folder: str | Path | None = None) -> Instruction:
@@ -134,4 +136,6 @@ def load_instruction(dim: str, folder: str | Path | None = None) -> Instruction:
         text, name, source = p.read_text(encoding="utf-8"), p.name, str(p)
     if not text.strip():
         raise ValueError(f"caption instruction {source} is empty")
-    return Instruction(dim, text.strip(), name, hashlib.sha256(text.encode("utf-8")).hexdigest(), source)  # fmt: skip
+    return Instruction(
+        dim, text.strip(), name, hashlib.sha256(text.encode("utf-8")).hexdigest(), source
+    )

@@ -76,8 +76,13 @@ def fleur(digit_probs: Sequence[dict[str, float]]) -> float:
     """
     if len(digit_probs) < 2:
         raise ValueError("FLEUR needs the digit probabilities of two decimal places")
-    return float(sum(10.0 ** -(j + 1) * sum(int(d) * p for d, p in pos.items() if d in "123456789" and len(d) == 1)
-                     for j, pos in enumerate(digit_probs[:2])))  # fmt: skip
+    return float(
+        sum(
+            10.0 ** -(j + 1)
+            * sum(int(d) * p for d, p in pos.items() if d in "123456789" and len(d) == 1)
+            for j, pos in enumerate(digit_probs[:2])
+        )
+    )
 
 
 def decimal_digit_probs(content: Sequence[dict[str, Any]]) -> tuple[list[dict[str, float]], str]:
@@ -95,7 +100,9 @@ def decimal_digit_probs(content: Sequence[dict[str, Any]]) -> tuple[list[dict[st
         s = str(tok.get("token", ""))
         if "." in seen and len(out) < 2:
             if len(s.strip()) != 1 or not s.strip().isdigit():
-                raise ValueError(f"decimal place {len(out) + 1} is the token {s!r}, not one digit: FLEUR needs one digit per token")  # fmt: skip
+                raise ValueError(
+                    f"decimal place {len(out) + 1} is the token {s!r}, not one digit: FLEUR needs one digit per token"
+                )
             tops = tok.get("top_logprobs") or [{"token": s, "logprob": tok.get("logprob", 0.0)}]
             probs: dict[str, float] = {}
             for t in tops:

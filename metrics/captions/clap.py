@@ -28,13 +28,22 @@ def _vectors(out: Any) -> Any:
 class ClapScorer:
     """S-CLAP of captions against audio files with one CLAP model."""
 
-    def __init__(self, model: str, *, window_s: float | None = None, hop_s: float = caf.HOP_S,
-                 device: str = "cpu", batch: int = 8) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str,
+        *,
+        window_s: float | None = None,
+        hop_s: float = caf.HOP_S,
+        device: str = "cpu",
+        batch: int = 8,
+    ) -> None:
         try:
             import torch
             from transformers import AutoTokenizer, ClapFeatureExtractor, ClapModel
         except ImportError:
-            raise MissingExtraError("transformers/torch are not installed: pip install 'stylebench[hf]'") from None  # fmt: skip
+            raise MissingExtraError(
+                "transformers/torch are not installed: pip install 'stylebench[hf]'"
+            ) from None
         self.torch, self.model_name, self.device, self.batch = torch, str(model), device, int(batch)
         self.net = ClapModel.from_pretrained(model).to(device).eval()
         self.tok = AutoTokenizer.from_pretrained(model)
@@ -49,7 +58,11 @@ class ClapScorer:
             t = self.tok(captions, padding=True, truncation=True, return_tensors="pt").to(
                 self.device
             )
-            v = _vectors(self.net.get_text_features(input_ids=t["input_ids"], attention_mask=t["attention_mask"]))  # fmt: skip
+            v = _vectors(
+                self.net.get_text_features(
+                    input_ids=t["input_ids"], attention_mask=t["attention_mask"]
+                )
+            )
         return v.float().cpu().numpy()
 
     def embed_windows(self, wave: np.ndarray, sr: int) -> np.ndarray:
@@ -58,9 +71,16 @@ class ClapScorer:
         out = []
         for i in range(0, len(spans), self.batch):
             chunk = [np.asarray(wave[a:b], dtype=np.float32) for a, b in spans[i : i + self.batch]]
-            feats = self.fe(chunk, sampling_rate=sr, return_tensors="pt")["input_features"].to(self.device)  # fmt: skip
+            feats = self.fe(chunk, sampling_rate=sr, return_tensors="pt")["input_features"].to(
+                self.device
+            )
             with self.torch.inference_mode():
-                out.append(_vectors(self.net.get_audio_features(input_features=feats)).float().cpu().numpy())  # fmt: skip
+                out.append(
+                    _vectors(self.net.get_audio_features(input_features=feats))
+                    .float()
+                    .cpu()
+                    .numpy()
+                )
         return np.concatenate(out)
 
     def load(self, audio: str | Path) -> np.ndarray:

@@ -21,8 +21,11 @@ from stylebench.metrics.captions.base import CaptionRequest
 VERSION = "1"
 ACOUSTIC = ("pitch", "volume", "speed")
 BANDS = (1.0, 2.5, 5.0, 9.0)  # JND multiples: same | slightly | clearly | much | very much
-EN_WORDS = {"pitch": ("the pitch", "higher", "lower"), "volume": ("the loudness", "louder", "quieter"),
-            "speed": ("the pace", "faster", "slower")}  # fmt: skip
+EN_WORDS = {
+    "pitch": ("the pitch", "higher", "lower"),
+    "volume": ("the loudness", "louder", "quieter"),
+    "speed": ("the pace", "faster", "slower"),
+}
 EN_DEGREE = ("", "slightly ", "clearly ", "much ", "very much ")
 ZH_WORDS = {
     "pitch": ("音高", "高", "低"),
@@ -42,7 +45,11 @@ def phrase(dim: str, change_jnd: float, lang: str) -> str:
     level = band(change_jnd)
     if lang == "zh":
         noun, up, down = ZH_WORDS[dim]
-        return f"{noun}差不多" if level == 0 else noun + ZH_DEGREE[level].format(up if change_jnd > 0 else down)  # fmt: skip
+        return (
+            f"{noun}差不多"
+            if level == 0
+            else noun + ZH_DEGREE[level].format(up if change_jnd > 0 else down)
+        )
     noun, up, down = EN_WORDS[dim]
     if level == 0:
         return f"{noun} is about the same"
@@ -64,8 +71,13 @@ class FeaturesCaptioner:
 
         zh = req.lang == "zh"
         if req.turn == 1:
-            return "这是参考轮：音高如常；音量如常；语速如常。" if zh else (
-                "Reference turn: the pitch is as usual; the loudness is as usual; the pace is as usual.")  # fmt: skip
+            return (
+                "这是参考轮：音高如常；音量如常；语速如常。"
+                if zh
+                else (
+                    "Reference turn: the pitch is as usual; the loudness is as usual; the pace is as usual."
+                )
+            )
         parts = []
         for d in ACOUSTIC:
             a, b = req.turn1_values.get(d), req.values.get(d)
@@ -79,4 +91,9 @@ class FeaturesCaptioner:
         return "Compared with the speaker's first turn, " + "; ".join(parts) + "."
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": f"rules-v{VERSION}", "bands_jnd": list(BANDS), "circular": True}  # fmt: skip
+        return {
+            "backend": self.name,
+            "model": f"rules-v{VERSION}",
+            "bands_jnd": list(BANDS),
+            "circular": True,
+        }

@@ -21,9 +21,17 @@ from stylebench.registry import MissingExtraError
 class TransformersCaptioner:
     name = "transformers"
 
-    def __init__(self, model: str | None = None, *, model_class: str = "AutoModelForMultimodalLM",
-                 device: str = "cpu", dtype: str = "float32", max_new_tokens: int = 256,
-                 temperature: float = 0.0, seed: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        model_class: str = "AutoModelForMultimodalLM",
+        device: str = "cpu",
+        dtype: str = "float32",
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> None:
         if not model:
             raise ValueError(
                 "the transformers captioner needs --caption-model (a folder or hub id)"
@@ -33,7 +41,9 @@ class TransformersCaptioner:
         try:
             self.version = version("transformers")
         except PackageNotFoundError:
-            raise MissingExtraError("transformers/torch are not installed: pip install 'stylebench[hf]'") from None  # fmt: skip
+            raise MissingExtraError(
+                "transformers/torch are not installed: pip install 'stylebench[hf]'"
+            ) from None
         self.model_name, self.model_class, self.device, self.dtype = (
             str(model),
             model_class,
@@ -52,15 +62,23 @@ class TransformersCaptioner:
             import torch
             import transformers
         except ImportError:
-            raise MissingExtraError("transformers/torch are not installed: pip install 'stylebench[hf]'") from None  # fmt: skip
+            raise MissingExtraError(
+                "transformers/torch are not installed: pip install 'stylebench[hf]'"
+            ) from None
         cls = getattr(transformers, self.model_class, None)
         if cls is None:
             raise ValueError(f"transformers {transformers.__version__} has no {self.model_class}")
         try:
             self.processor = transformers.AutoProcessor.from_pretrained(self.model_name)
-            self._net = cls.from_pretrained(self.model_name, dtype=getattr(torch, self.dtype)).to(self.device).eval()  # fmt: skip
+            self._net = (
+                cls.from_pretrained(self.model_name, dtype=getattr(torch, self.dtype))
+                .to(self.device)
+                .eval()
+            )
         except OSError as exc:
-            raise CaptionError(f"cannot load captioner {self.model_name}: {str(exc).splitlines()[0]}") from None  # fmt: skip
+            raise CaptionError(
+                f"cannot load captioner {self.model_name}: {str(exc).splitlines()[0]}"
+            ) from None
         self.torch = torch
 
     def caption(self, req: CaptionRequest) -> str:
@@ -69,7 +87,12 @@ class TransformersCaptioner:
         if self._net is None:
             self._load()
         text = req.instruction.text.replace("{{language}}", LANGUAGE_NAMES.get(req.lang, req.lang))
-        msgs = [{"role": "user", "content": [{"type": "audio", "audio": req.audio}, {"type": "text", "text": text}]}]  # fmt: skip
+        msgs = [
+            {
+                "role": "user",
+                "content": [{"type": "audio", "audio": req.audio}, {"type": "text", "text": text}],
+            }
+        ]
         prompt = self.processor.apply_chat_template(
             msgs, add_generation_prompt=True, tokenize=False
         )
@@ -79,7 +102,11 @@ class TransformersCaptioner:
         inputs = inputs.to(self._net.device).to(
             self._net.dtype
         )  # float features follow a bf16 model
-        sample = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}  # fmt: skip
+        sample = (
+            {"do_sample": True, "temperature": self.temperature}
+            if self.temperature > 0
+            else {"do_sample": False}
+        )
         self.torch.manual_seed(self.seed)
         with self.torch.inference_mode():
             out = self._net.generate(**inputs, max_new_tokens=self.max_new_tokens, **sample)
@@ -90,6 +117,14 @@ class TransformersCaptioner:
         return caption
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": self.model_name, "model_class": self.model_class,
-                "decode": {"temperature": self.temperature, "max_new_tokens": self.max_new_tokens, "seed": self.seed},
-                "transformers": self.version}  # fmt: skip
+        return {
+            "backend": self.name,
+            "model": self.model_name,
+            "model_class": self.model_class,
+            "decode": {
+                "temperature": self.temperature,
+                "max_new_tokens": self.max_new_tokens,
+                "seed": self.seed,
+            },
+            "transformers": self.version,
+        }

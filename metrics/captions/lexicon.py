@@ -54,7 +54,7 @@ EN_TERMS = {  # word -> (dim, sign)
             "whispering",
             "fainter",
         )
-    },  # fmt: skip
+    },
     **{
         w: ("speed", 1)
         for w in (
@@ -69,11 +69,11 @@ EN_TERMS = {  # word -> (dim, sign)
             "brisk",
             "brisker",
         )
-    },  # fmt: skip
+    },
     **{
         w: ("speed", -1)
         for w in ("slower", "slow", "slowly", "leisurely", "unhurried", "sluggish", "drawn-out")
-    },  # fmt: skip
+    },
     **{
         w: ("emotion", 1)
         for w in (
@@ -85,15 +85,34 @@ EN_TERMS = {  # word -> (dim, sign)
             "heightened",
             "passionate",
         )
-    },  # fmt: skip
+    },
     **{
         w: ("emotion", -1)
         for w in ("calmer", "calm", "milder", "mild", "subdued", "flat", "weaker", "restrained")
-    },  # fmt: skip
+    },
 }
-EN_GENERIC = {**dict.fromkeys(("higher", "high", "raised", "rising", "increased", "greater", "more", "up"), 1),
-              **dict.fromkeys(("lower", "low", "lowered", "falling", "dropped", "decreased", "reduced", "less", "down"), -1)}  # fmt: skip
-EN_SAME = {"same", "unchanged", "similar", "steady", "usual", "constant", "stable", "moderate", "medium", "average", "normal"}  # fmt: skip
+EN_GENERIC = {
+    **dict.fromkeys(
+        ("higher", "high", "raised", "rising", "increased", "greater", "more", "up"), 1
+    ),
+    **dict.fromkeys(
+        ("lower", "low", "lowered", "falling", "dropped", "decreased", "reduced", "less", "down"),
+        -1,
+    ),
+}
+EN_SAME = {
+    "same",
+    "unchanged",
+    "similar",
+    "steady",
+    "usual",
+    "constant",
+    "stable",
+    "moderate",
+    "medium",
+    "average",
+    "normal",
+}
 EN_DEGREE = {
     **dict.fromkeys(
         (
@@ -112,7 +131,7 @@ EN_DEGREE = {
             "fairly",
         ),
         1,
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(("clearly", "noticeably", "distinctly", "markedly", "more", "even"), 2),
     **dict.fromkeys(
         (
@@ -128,28 +147,39 @@ EN_DEGREE = {
             "lot",
         ),
         3,
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(("extremely", "dramatically", "hugely", "enormously", "incredibly"), 4),
 }
 EN_NEG = {"not", "no", "never", "neither", "nor", "without", "hardly", "barely"}
-ZH_NOUNS = {"pitch": ("音高", "音调", "声调", "调子"), "volume": ("音量", "响度"),
-            "speed": ("语速", "速度", "节奏"), "emotion": ("情绪", "情感", "感情")}  # fmt: skip
+ZH_NOUNS = {
+    "pitch": ("音高", "音调", "声调", "调子"),
+    "volume": ("音量", "响度"),
+    "speed": ("语速", "速度", "节奏"),
+    "emotion": ("情绪", "情感", "感情"),
+}
 ZH_TERMS = {
     **{w: ("pitch", 1) for w in ("尖细", "高亢")},
     **{w: ("pitch", -1) for w in ("低沉", "深沉")},
     **{w: ("volume", 1) for w in ("大声", "响亮", "洪亮", "响")},
-    **{w: ("volume", -1) for w in ("小声", "轻声", "轻柔", "轻")},  # fmt: skip
+    **{w: ("volume", -1) for w in ("小声", "轻声", "轻柔", "轻")},
     **{w: ("speed", 1) for w in ("急促", "加快", "快")},
-    **{w: ("speed", -1) for w in ("缓慢", "放慢", "慢")},  # fmt: skip
+    **{w: ("speed", -1) for w in ("缓慢", "放慢", "慢")},
     **{w: ("emotion", 1) for w in ("强烈", "激动", "浓烈")},
-    **{w: ("emotion", -1) for w in ("平静", "平淡", "淡")},  # fmt: skip
+    **{w: ("emotion", -1) for w in ("平静", "平淡", "淡")},
 }
-ZH_GENERIC = {**dict.fromkeys(("升高", "提高", "上升", "高", "大", "强", "增加"), 1),
-              **dict.fromkeys(("降低", "下降", "低", "小", "弱", "减少"), -1)}  # fmt: skip
+ZH_GENERIC = {
+    **dict.fromkeys(("升高", "提高", "上升", "高", "大", "强", "增加"), 1),
+    **dict.fromkeys(("降低", "下降", "低", "小", "弱", "减少"), -1),
+}
 ZH_SAME = ("差不多", "不变", "一样", "相同", "如常", "保持", "平常", "正常", "适中", "中等")
-ZH_DEGREE = {**dict.fromkeys(("稍微", "稍", "略微", "略", "有点", "有些", "一点", "些许", "似乎", "可能"), 1),
-             **dict.fromkeys(("明显", "更加", "更", "较", "比较"), 2), **dict.fromkeys(("很", "十分", "特别", "大大"), 3),
-             **dict.fromkeys(("非常", "极其", "极为", "极"), 4)}  # fmt: skip
+ZH_DEGREE = {
+    **dict.fromkeys(
+        ("稍微", "稍", "略微", "略", "有点", "有些", "一点", "些许", "似乎", "可能"), 1
+    ),
+    **dict.fromkeys(("明显", "更加", "更", "较", "比较"), 2),
+    **dict.fromkeys(("很", "十分", "特别", "大大"), 3),
+    **dict.fromkeys(("非常", "极其", "极为", "极"), 4),
+}
 ZH_AFTER = {"得多": 3, "很多": 3, "多了": 3, "一些": 1, "一点": 1, "了一点": 1, "极了": 4}
 ZH_NEG = ("并不", "没有", "不太", "不", "没", "未")
 _ZH_WORDS = sorted({*ZH_TERMS, *ZH_GENERIC, *ZH_SAME}, key=len, reverse=True)
@@ -168,7 +198,11 @@ def _en_terms(clause: str, dim: str) -> list[float]:
             d, sign = EN_TERMS[w]
         elif w in EN_GENERIC and nouns == {dim}:
             d, sign = dim, EN_GENERIC[w]
-            if w in ("more", "less") and i + 1 < len(words) and (words[i + 1] in EN_TERMS or words[i + 1] in EN_GENERIC):  # fmt: skip
+            if (
+                w in ("more", "less")
+                and i + 1 < len(words)
+                and (words[i + 1] in EN_TERMS or words[i + 1] in EN_GENERIC)
+            ):
                 continue  # a degree word of the next term, not a term of its own
         elif w in EN_SAME and nouns == {dim}:
             out.append(0.0)
@@ -245,8 +279,11 @@ class LexiconJudge:
 
     def compare(self, req: CompareRequest) -> CaptionVerdict:
         a, b = caption_level(req.before, req.dim), caption_level(req.after, req.dim)
-        why = "; ".join(f"{n}: {'no ' + req.dim + ' words (or conflicting ones)' if v is None else f'level {v:g}'}" for n, v in (("before", a), ("after", b)))  # fmt: skip
+        why = "; ".join(
+            f"{n}: {'no ' + req.dim + ' words (or conflicting ones)' if v is None else f'level {v:g}'}"
+            for n, v in (("before", a), ("after", b))
+        )
         return CaptionVerdict(compare_levels(a, b), (a, b), why)
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": f"ordinal-lexicon-v{VERSION}", "langs": ["en", "zh"]}  # fmt: skip
+        return {"backend": self.name, "model": f"ordinal-lexicon-v{VERSION}", "langs": ["en", "zh"]}

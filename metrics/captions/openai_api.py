@@ -38,8 +38,12 @@ from stylebench.metrics.judges.prompting import (
     strict_object,
 )
 
-DIM_WORDS = {"pitch": "pitch (how high or low the voice is)", "volume": "loudness",
-             "speed": "speaking rate (pace)", "emotion": "intensity of the expressed emotion"}  # fmt: skip
+DIM_WORDS = {
+    "pitch": "pitch (how high or low the voice is)",
+    "volume": "loudness",
+    "speed": "speaking rate (pace)",
+    "emotion": "intensity of the expressed emotion",
+}
 LABELS = ("increased", "decreased", "same", "cannot_tell")
 
 
@@ -60,9 +64,16 @@ class OpenAICaptioner(OpenAIJudge):
     """A served audio LLM describes each reply (``--captioner openai``)."""
 
     what = "captioner"
-    serve_hint = "e.g. `vllm serve Qwen/Qwen3-Omni-30B-A3B-Captioner --port 8001` and --caption-url http://HOST:8001/v1"  # fmt: skip
+    serve_hint = "e.g. `vllm serve Qwen/Qwen3-Omni-30B-A3B-Captioner --port 8001` and --caption-url http://HOST:8001/v1"
 
-    def __init__(self, model: str | None = None, url: str | None = None, *, max_new_tokens: int = 256, **kw: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str | None = None,
+        url: str | None = None,
+        *,
+        max_new_tokens: int = 256,
+        **kw: Any,
+    ) -> None:
         if not model:
             raise ValueError("the openai captioner needs --caption-model (the served model name)")
         super().__init__(model, url, max_new_tokens=int(max_new_tokens), **kw)
@@ -70,9 +81,15 @@ class OpenAICaptioner(OpenAIJudge):
     def caption_body(self, req: CaptionRequest) -> dict[str, Any]:
         text = req.instruction.text.replace("{{language}}", LANGUAGE_NAMES.get(req.lang, req.lang))
         content = [audio_part(req.audio), {"type": "text", "text": text}]
-        return {"model": self.model, "messages": [{"role": "user", "content": content}],
-                "temperature": self.decode.temperature, "max_tokens": self.decode.max_new_tokens,
-                "seed": self.decode.seed, "n": 1, "stream": False}  # fmt: skip
+        return {
+            "model": self.model,
+            "messages": [{"role": "user", "content": content}],
+            "temperature": self.decode.temperature,
+            "max_tokens": self.decode.max_new_tokens,
+            "seed": self.decode.seed,
+            "n": 1,
+            "stream": False,
+        }
 
     def caption(self, req: CaptionRequest) -> str:
         try:
@@ -107,7 +124,14 @@ class OpenAICaptionJudge(OpenAIJudge):
 
     what = "caption judge"
 
-    def __init__(self, model: str | None = None, url: str | None = None, *, prompt: str | None = None, **kw: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str | None = None,
+        url: str | None = None,
+        *,
+        prompt: str | None = None,
+        **kw: Any,
+    ) -> None:
         if not model:
             raise ValueError("the openai caption judge needs --caption-judge-model")
         super().__init__(model, url, **kw)
@@ -126,9 +150,16 @@ class OpenAICaptionJudge(OpenAIJudge):
 
     def compare_messages(self, req: CompareRequest) -> Any:
         begin, data, end = fence_json({"before": req.before, "after": req.after}, "CAPTIONS")
-        return fill(self.compare_prompt, {"fence_begin": begin, "data": data, "fence_end": end,
-                                          "dimension": DIM_WORDS.get(req.dim, req.dim),
-                                          "language": LANGUAGE_NAMES.get(req.lang, req.lang)})  # fmt: skip
+        return fill(
+            self.compare_prompt,
+            {
+                "fence_begin": begin,
+                "data": data,
+                "fence_end": end,
+                "dimension": DIM_WORDS.get(req.dim, req.dim),
+                "language": LANGUAGE_NAMES.get(req.lang, req.lang),
+            },
+        )
 
     def compare(self, req: CompareRequest) -> CaptionVerdict:
         return parse_compare(self.complete(self.compare_messages(req)))
@@ -151,7 +182,11 @@ def parse_compare(text: str | None) -> CaptionVerdict:
     if obj is None:
         return CaptionVerdict("unparseable", reason=why, raw=raw[:2000])
     if obj["verdict"] not in LABELS or not isinstance(obj["reason"], str):
-        return CaptionVerdict("unparseable", reason=f"verdict must be one of {LABELS} and reason a string, got {str(obj['verdict'])[:40]!r}", raw=raw[:2000])  # fmt: skip
+        return CaptionVerdict(
+            "unparseable",
+            reason=f"verdict must be one of {LABELS} and reason a string, got {str(obj['verdict'])[:40]!r}",
+            raw=raw[:2000],
+        )
     return CaptionVerdict(obj["verdict"], reason=obj["reason"][:500], raw=raw[:2000])
 
 
@@ -160,19 +195,42 @@ class OpenAIFleur(OpenAIJudge):
 
     what = "FLEUR scorer"
 
-    def __init__(self, model: str | None = None, url: str | None = None, *, top_logprobs: int = 20, max_new_tokens: int = 8, **kw: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str | None = None,
+        url: str | None = None,
+        *,
+        top_logprobs: int = 20,
+        max_new_tokens: int = 8,
+        **kw: Any,
+    ) -> None:
         if not model:
             raise ValueError("FLEUR needs the served audio LLM's model name")
         super().__init__(model, url, max_new_tokens=int(max_new_tokens), **kw)
         self.top_logprobs = int(top_logprobs)
-        self.prompt = parse_prompt(builtin_text("fleur_v1.txt"), "fleur", "fleur_v1.txt", "builtin:fleur_v1.txt")  # fmt: skip
+        self.prompt = parse_prompt(
+            builtin_text("fleur_v1.txt"), "fleur", "fleur_v1.txt", "builtin:fleur_v1.txt"
+        )
 
     def body_for(self, audio: str | Path, caption: str) -> dict[str, Any]:
         begin, data, end = fence_json({"caption": caption}, "CAPTION")
         (msg,) = fill(self.prompt, {"fence_begin": begin, "data": data, "fence_end": end})
-        return {"model": self.model, "temperature": 0.0, "max_tokens": self.decode.max_new_tokens,
-                "seed": self.decode.seed, "n": 1, "stream": False, "logprobs": True, "top_logprobs": self.top_logprobs,
-                "messages": [{"role": "user", "content": [audio_part(audio), {"type": "text", "text": msg.content}]}]}  # fmt: skip
+        return {
+            "model": self.model,
+            "temperature": 0.0,
+            "max_tokens": self.decode.max_new_tokens,
+            "seed": self.decode.seed,
+            "n": 1,
+            "stream": False,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [audio_part(audio), {"type": "text", "text": msg.content}],
+                }
+            ],
+        }
 
     def score(self, audio: str | Path, caption: str) -> dict[str, Any]:
         """``{"fleur", "raw_text", "raw_score", "digits"}``; a reply without digit logprobs is a
@@ -188,4 +246,9 @@ class OpenAIFleur(OpenAIJudge):
             raw_score = float(text.strip())
         except ValueError:
             raw_score = None
-        return {"fleur": fleur(digits), "raw_text": text, "raw_score": raw_score, "digits": json.loads(json.dumps(digits))}  # fmt: skip
+        return {
+            "fleur": fleur(digits),
+            "raw_text": text,
+            "raw_score": raw_score,
+            "digits": json.loads(json.dumps(digits)),
+        }

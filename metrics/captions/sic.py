@@ -31,8 +31,11 @@ from stylebench.metrics.judges.prompting import fence_json, fill, parse_prompt, 
 
 SEVERITIES = ("Low", "Medium", "High")
 OUTCOMES = ("Success", "Partial Success", "Failure")
-TASKS = {"meta": (("score", "reason"), (1, 10)), "hallucination": (("score", "severity", "reason"), (0, 10)),
-         "ifa": (("outcome", "score", "reason"), (1, 10))}  # fmt: skip
+TASKS = {
+    "meta": (("score", "reason"), (1, 10)),
+    "hallucination": (("score", "severity", "reason"), (0, 10)),
+    "ifa": (("outcome", "score", "reason"), (1, 10)),
+}
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,9 @@ def parse(task: str, text: str | None) -> SicResult:
         return SicResult(task, False, reason=why)
     s = obj["score"]
     if isinstance(s, bool) or not isinstance(s, int) or not lo <= s <= hi:
-        return SicResult(task, False, reason=f"score must be an integer in [{lo}, {hi}], got {str(s)[:20]!r}")  # fmt: skip
+        return SicResult(
+            task, False, reason=f"score must be an integer in [{lo}, {hi}], got {str(s)[:20]!r}"
+        )
     label = str(obj.get("severity", obj.get("outcome", "")))
     allowed = SEVERITIES if task == "hallucination" else OUTCOMES if task == "ifa" else ("",)
     if label not in allowed or not isinstance(obj["reason"], str):
@@ -61,13 +66,19 @@ def parse(task: str, text: str | None) -> SicResult:
     return SicResult(task, True, s, label, obj["reason"][:500])
 
 
-def reply_metadata(sample: Any, turn: int, values: Mapping[str, float], turn1: Mapping[str, float]) -> dict[str, Any]:  # fmt: skip
+def reply_metadata(
+    sample: Any, turn: int, values: Mapping[str, float], turn1: Mapping[str, float]
+) -> dict[str, Any]:
     """What we know of one reply: the request and the measured bands against turn 1."""
     from stylebench.metrics.captions.features import ACOUSTIC, phrase
     from stylebench.metrics.dims.base import dimension, jnd
 
-    meta: dict[str, Any] = {"language": sample.lang, "voice": sample.voice, "turn": turn,
-                            "requested": "none (first turn)" if turn == 1 else f"{sample.direction} {sample.dim}"}  # fmt: skip
+    meta: dict[str, Any] = {
+        "language": sample.lang,
+        "voice": sample.voice,
+        "turn": turn,
+        "requested": "none (first turn)" if turn == 1 else f"{sample.direction} {sample.dim}",
+    }
     if sample.emotion:
         meta["emotion"] = sample.emotion
     for d in ACOUSTIC:
@@ -91,14 +102,22 @@ class SicJudge(OpenAIJudge):
 
     def __init__(self, model: str | None = None, url: str | None = None, **kw: Any) -> None:
         super().__init__(model, url, **kw)
-        self.task_prompts = {t: parse_prompt(builtin_text(f"{t}_v1.txt"), t, f"{t}_v1.txt", f"builtin:{t}_v1.txt") for t in TASKS}  # fmt: skip
+        self.task_prompts = {
+            t: parse_prompt(builtin_text(f"{t}_v1.txt"), t, f"{t}_v1.txt", f"builtin:{t}_v1.txt")
+            for t in TASKS
+        }
 
     def messages_for(self, task: str, context: Mapping[str, Any], caption: str) -> Any:
         key = "instruction" if task == "ifa" else "metadata"
-        begin, data, end = fence_json({key: context if task != "ifa" else context["instruction"], "caption": caption}, "EVALUATION")  # fmt: skip
+        begin, data, end = fence_json(
+            {key: context if task != "ifa" else context["instruction"], "caption": caption},
+            "EVALUATION",
+        )
         return fill(self.task_prompts[task], {"fence_begin": begin, "data": data, "fence_end": end})
 
-    def judge_task(self, task: str, items: Sequence[tuple[Mapping[str, Any], str]]) -> list[SicResult | JudgeError]:  # fmt: skip
+    def judge_task(
+        self, task: str, items: Sequence[tuple[Mapping[str, Any], str]]
+    ) -> list[SicResult | JudgeError]:
         replies = self.complete_many([self.messages_for(task, c, cap) for c, cap in items])
         return [r if isinstance(r, JudgeError) else parse(task, r) for r in replies]
 
@@ -117,10 +136,13 @@ def _mean(xs: list[int]) -> float | None:
 def summarise(results: Sequence[SicResult | JudgeError]) -> dict[str, Any]:
     """Means and shares over the parsed results of one task (failures and unparseable counted)."""
     ok = [r for r in results if isinstance(r, SicResult) and r.ok]
-    out: dict[str, Any] = {"n": len(results), "n_ok": len(ok),
-                           "n_unparseable": sum(isinstance(r, SicResult) and not r.ok for r in results),
-                           "n_error": sum(isinstance(r, JudgeError) for r in results),
-                           "mean_score": _mean([r.score for r in ok if r.score is not None])}  # fmt: skip
+    out: dict[str, Any] = {
+        "n": len(results),
+        "n_ok": len(ok),
+        "n_unparseable": sum(isinstance(r, SicResult) and not r.ok for r in results),
+        "n_error": sum(isinstance(r, JudgeError) for r in results),
+        "mean_score": _mean([r.score for r in ok if r.score is not None]),
+    }
     task = ok[0].task if ok else ""
     if task == "hallucination":
         out["severity_pct"] = {

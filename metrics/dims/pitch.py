@@ -10,7 +10,12 @@ from typing import Any, ClassVar
 from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, value_or_reason
 
 #: --pitch-stat -> the feature value that is the score
-STAT_KEYS = {"agreed_mean": "f0_mean_agreed", "guarded_mean": "f0_mean_guarded", "mean": "f0_mean", "median": "f0_median"}  # fmt: skip
+STAT_KEYS = {
+    "agreed_mean": "f0_mean_agreed",
+    "guarded_mean": "f0_mean_guarded",
+    "mean": "f0_mean",
+    "median": "f0_median",
+}
 
 
 class Pitch(Dimension):

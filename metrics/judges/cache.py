@@ -59,7 +59,9 @@ class JudgeCache:
                 "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, label TEXT NOT NULL, "
                 "score REAL, reason TEXT NOT NULL, raw TEXT NOT NULL)"
             )
-            self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT NOT NULL)")  # fmt: skip
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT NOT NULL)"
+            )
 
     def get(self, key: str) -> Verdict | None:
         with self._lock:
@@ -88,7 +90,10 @@ class JudgeCache:
     def put_answer(self, key: str, answer: dict[str, Any]) -> None:
         """Store a JSON answer; the caller decides what may be cached (never a failure)."""
         with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(answer, ensure_ascii=False)))  # fmt: skip
+            self._db.execute(
+                "INSERT OR REPLACE INTO answers VALUES (?, ?)",
+                (key, json.dumps(answer, ensure_ascii=False)),
+            )
 
     def __len__(self) -> int:
         with self._lock:

@@ -72,7 +72,9 @@ class MiniLMEncoder:
     def encode(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
         torch = self._torch
         with torch.inference_mode():
-            batch = self._tok(list(texts), padding=True, truncation=True, max_length=256, return_tensors="pt")  # fmt: skip
+            batch = self._tok(
+                list(texts), padding=True, truncation=True, max_length=256, return_tensors="pt"
+            )
             hidden = self._net(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             vecs = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)

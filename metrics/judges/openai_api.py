@@ -132,7 +132,9 @@ class OpenAIJudge(ChatJudge):
                 )
                 time.sleep(wait)
         tries = f"{self.retries + 1} {'try' if self.retries == 0 else 'tries'}"
-        raise JudgeError(f"{self.what} endpoint {endpoint} failed after {tries} ({last}); is the server up? {self.serve_hint}")  # fmt: skip
+        raise JudgeError(
+            f"{self.what} endpoint {endpoint} failed after {tries} ({last}); is the server up? {self.serve_hint}"
+        )
 
     def complete_many(self, chats: Sequence[Sequence[ChatMessage]]) -> list[str | JudgeError]:
         if len(chats) <= 1 or self.concurrency == 1:

@@ -70,10 +70,15 @@ class PromptSet:
         return self.srd if kind == "srd" else self.mrd
 
     def describe(self) -> dict[str, dict[str, str]]:
-        return {p.kind: {"name": p.name, "sha256": p.sha256, "source": p.source} for p in (self.srd, self.mrd)}  # fmt: skip
+        return {
+            p.kind: {"name": p.name, "sha256": p.sha256, "source": p.source}
+            for p in (self.srd, self.mrd)
+        }
 
 
-def parse_prompt(text: str, kind: str, name: str, source: str, *, slots: tuple[str, ...] = ()) -> Prompt:  # fmt: skip
+def parse_prompt(
+    text: str, kind: str, name: str, source: str, *, slots: tuple[str, ...] = ()
+) -> Prompt:
     """Split a prompt file into system and user templates and check its placeholders.
 
     Raises:
@@ -95,7 +100,9 @@ def parse_prompt(text: str, kind: str, name: str, source: str, *, slots: tuple[s
     allowed = _SLOTS | set(slots)  # slots: what other prompts (the caption judge's) fill in
     unknown = sorted({m for m in _SLOT.findall(system + user)} - allowed)
     if unknown:
-        raise ValueError(f"prompt {source}: unknown placeholders {unknown}; allowed: {sorted(allowed)}")  # fmt: skip
+        raise ValueError(
+            f"prompt {source}: unknown placeholders {unknown}; allowed: {sorted(allowed)}"
+        )
     if set(_SLOT.findall(system)) & set(REQUIRED_SLOTS):
         raise ValueError(
             f"prompt {source}: {{{{data}}}} and the fences belong in the [user] section"
@@ -205,7 +212,11 @@ def parse_verdict(text: str | None) -> Verdict:
     if obj is None:
         return Verdict("unparseable", reason=why, raw=raw)
     if obj["label"] not in ("relevant", "irrelevant"):
-        return Verdict("unparseable", reason=f"label must be 'relevant' or 'irrelevant', got {str(obj['label'])[:40]!r}", raw=raw)  # fmt: skip
+        return Verdict(
+            "unparseable",
+            reason=f"label must be 'relevant' or 'irrelevant', got {str(obj['label'])[:40]!r}",
+            raw=raw,
+        )
     if not isinstance(obj["reason"], str):
         return Verdict("unparseable", reason="reason must be a string", raw=raw)
     return Verdict(obj["label"], reason=obj["reason"][:500], raw=raw)

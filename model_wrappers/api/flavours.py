@@ -114,7 +114,7 @@ FLAVOURS: dict[str, Flavour] = {
         **VLLM_OMNI_QWEN,
         default_system=CARD_SYSTEM_PROMPT,
         system_as_parts=True,
-    ),  # fmt: skip
+    ),
     "vllm-omni-qwen3": Flavour("vllm-omni-qwen3", **VLLM_OMNI_QWEN, system_as_parts=True),
     "vllm-omni-kimi": Flavour(
         "vllm-omni-kimi",
@@ -123,7 +123,7 @@ FLAVOURS: dict[str, Flavour] = {
         voice_field="",
         system_allowed=False,
         extra={"chat_template_kwargs": {"output_type": "both"}},
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -160,9 +160,11 @@ def request_body(
         body["speaker"] = voice
     body["audio"] = audio
     body.update(
-        temperature=decode.temperature, top_p=decode.top_p, seed=decode.seed,
+        temperature=decode.temperature,
+        top_p=decode.top_p,
+        seed=decode.seed,
         **{fl.length_field: decode.max_new_tokens},
-    )  # fmt: skip
+    )
     body.update({k: dict(v) if isinstance(v, Mapping) else v for k, v in fl.extra.items()})
     return body
 

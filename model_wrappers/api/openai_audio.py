@@ -219,7 +219,9 @@ class OpenAIAudioModel(SpeechModel):
         try:
             wav = base64.b64decode(audio["data"], validate=True)
         except binascii.Error as exc:
-            raise EndpointError(f"{self.url}: malformed reply: audio.data is not base64 ({exc})") from None  # fmt: skip
+            raise EndpointError(
+                f"{self.url}: malformed reply: audio.data is not base64 ({exc})"
+            ) from None
         path = scratch_wav(self.name)
         try:
             path.write_bytes(wav)
@@ -284,11 +286,15 @@ class OpenAIAudioModel(SpeechModel):
                 log.info("openai-audio: %s (attempt %d), retrying", last, attempt + 1)
                 continue
             if len(body) > MAX_REPLY_BYTES:
-                raise EndpointError(f"{self.url}: the reply is over {MAX_REPLY_BYTES:,} bytes; refused")  # fmt: skip
+                raise EndpointError(
+                    f"{self.url}: the reply is over {MAX_REPLY_BYTES:,} bytes; refused"
+                )
             try:
                 return json.loads(body.decode("utf-8"))
             except UnicodeDecodeError as exc:
-                raise EndpointError(f"{self.url}: reply is not UTF-8 JSON ({exc.reason} at byte {exc.start})") from None  # fmt: skip
+                raise EndpointError(
+                    f"{self.url}: reply is not UTF-8 JSON ({exc.reason} at byte {exc.start})"
+                ) from None
             except json.JSONDecodeError:
                 raise EndpointError(f"{self.url}: reply is not JSON: {body[:200]!r}") from None
         raise EndpointError(f"{self.url}: gave up after {self.retries + 1} attempts; last: {last}")

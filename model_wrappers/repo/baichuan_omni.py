@@ -60,13 +60,31 @@ OUTPUT_SR = 24000  # web_demo/constants.py: sampling_rate
 MAX_ROUNDS = 100
 #: the demo's three generation settings: first text step, later text steps, audio steps
 OFFICIAL_SAMPLING = {
-    "text_first": {"max_new_tokens": 50, "do_sample": True, "temperature": 0.8, "top_k": 20,
-                   "top_p": 0.85, "repetition_penalty": 1.1},
-    "text_next": {"max_new_tokens": 50, "do_sample": True, "temperature": 0.3, "top_k": 20,
-                  "top_p": 0.85, "repetition_penalty": 1.05},
-    "audio": {"max_new_tokens": 500, "do_sample": True, "temperature": 0.5, "top_k": 5,
-              "top_p": 0.85, "repetition_penalty": 1.3},
-}  # fmt: skip
+    "text_first": {
+        "max_new_tokens": 50,
+        "do_sample": True,
+        "temperature": 0.8,
+        "top_k": 20,
+        "top_p": 0.85,
+        "repetition_penalty": 1.1,
+    },
+    "text_next": {
+        "max_new_tokens": 50,
+        "do_sample": True,
+        "temperature": 0.3,
+        "top_k": 20,
+        "top_p": 0.85,
+        "repetition_penalty": 1.05,
+    },
+    "audio": {
+        "max_new_tokens": 500,
+        "do_sample": True,
+        "temperature": 0.5,
+        "top_k": 5,
+        "top_p": 0.85,
+        "repetition_penalty": 1.3,
+    },
+}
 SPEC = RepoSpec(
     name="baichuan-omni-1.5",
     repo_url="https://github.com/baichuan-inc/Baichuan-Omni-1.5",

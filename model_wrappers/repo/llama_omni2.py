@@ -128,8 +128,9 @@ class LlamaOmni2Model(SpeechModel):
             ).to(device)
         self.decoder = cosy.SpeechDecoder(model_dir=str(self.decoder_dir), device=device)
         prompts = Path(cosy.__file__).parent
-        self.speaker = {lang: cosy.load_wav(str(prompts / f"prompt_{lang}.wav"), 16000)
-                        for lang in ("en", "zh")}  # fmt: skip
+        self.speaker = {
+            lang: cosy.load_wav(str(prompts / f"prompt_{lang}.wav"), 16000) for lang in ("en", "zh")
+        }
 
     @classmethod
     def check(cls) -> tuple[str, str]:

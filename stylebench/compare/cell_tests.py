@@ -46,8 +46,17 @@ def pair_stats(
     ids = sorted(i for i in set(a) & set(b) if a[i].ok and b[i].ok)
     out: dict[str, Any] = {"n": len(ids)}
     if not ids:
-        return {**out, "vsp_a": None, "vsp_b": None, "vsp_diff": None, "vsp_diff_ci": None,
-                "mcnemar": None, "wilcoxon": None, "signed_change_a": None, "signed_change_b": None}  # fmt: skip
+        return {
+            **out,
+            "vsp_a": None,
+            "vsp_b": None,
+            "vsp_diff": None,
+            "vsp_diff_ci": None,
+            "mcnemar": None,
+            "wilcoxon": None,
+            "signed_change_a": None,
+            "signed_change_b": None,
+        }
     va = np.array([a[i].valid for i in ids], dtype=float) * 100.0
     vb = np.array([b[i].valid for i in ids], dtype=float) * 100.0
     mc = paired.mcnemar_exact(va > 0, vb > 0)
@@ -57,13 +66,19 @@ def pair_stats(
     w = paired_test(sa, sb)  # type: ignore[arg-type]
     return {
         **out,
-        "vsp_a": _r(va.mean(), 2), "vsp_b": _r(vb.mean(), 2), "vsp_diff": _r(vb.mean() - va.mean(), 2),
+        "vsp_a": _r(va.mean(), 2),
+        "vsp_b": _r(vb.mean(), 2),
+        "vsp_diff": _r(vb.mean() - va.mean(), 2),
         "vsp_diff_ci": _ci(paired.paired_bootstrap_diff(va, vb, cl, **boot)),
         "mcnemar": {"n10": mc.n10, "n01": mc.n01, "p": _r(mc.p_value, 6)},
-        "wilcoxon": {"statistic": _r(w.statistic), "p": _r(w.p_value, 6), "median_diff": _r(w.median_diff)},
+        "wilcoxon": {
+            "statistic": _r(w.statistic),
+            "p": _r(w.p_value, 6),
+            "median_diff": _r(w.median_diff),
+        },
         "signed_change_a": _r(float(np.mean(list(sa.values())))),
         "signed_change_b": _r(float(np.mean(list(sb.values())))),
-    }  # fmt: skip
+    }
 
 
 def multi_stats(
@@ -81,8 +96,11 @@ def multi_stats(
         q = paired.cochran_q(np.array([[per_model[m][i].valid for m in labels] for i in ids]))
         out["cochran_q"] = {"statistic": _r(q.statistic), "p": _r(q.p_value, 6), "df": q.k - 1}
         f = friedman_test({m: {i: per_model[m][i].signed for i in ids} for m in labels})  # type: ignore[misc]
-        out["friedman"] = {"statistic": _r(f.statistic), "p": _r(f.p_value, 6),
-                           "mean_ranks": {m: _r(r) for m, r in f.mean_ranks.items()}}  # fmt: skip
+        out["friedman"] = {
+            "statistic": _r(f.statistic),
+            "p": _r(f.p_value, 6),
+            "mean_ranks": {m: _r(r) for m, r in f.mean_ranks.items()},
+        }
     p_adj = {
         frozenset((row["a"], row["b"])): row["mcnemar"]["p_holm"]
         for row in pairwise
@@ -117,11 +135,15 @@ def compare_cell(
         for r, p in zip(rows, paired.holm([r[family]["p"] for r in rows]), strict=True):
             r[family]["p_holm"] = _r(p, 6)
     block: dict[str, Any] = {
-        "dim": key[0], "direction": key[1], "lang": key[2], "pair": key[3], "group": key[4],
+        "dim": key[0],
+        "direction": key[1],
+        "lang": key[2],
+        "pair": key[3],
+        "group": key[4],
         "models": {m: cells.get(m) for m in labels},
         "pairwise": pairwise,
         "multi": None,
-    }  # fmt: skip
+    }
     if len(labels) >= 3:
         vsp = {m: (cells.get(m) or {}).get("vsp") for m in labels}
         block["multi"] = multi_stats(per_model, pairwise, vsp, alpha)

@@ -16,7 +16,9 @@ from stylebench.compare.md import render_md
 
 def default_out(runs: Sequence[RunData]) -> Path:
     ids = sorted(str(r.provenance["model_fingerprint"]) + r.root.name for r in runs)
-    return runs[0].root.parent / ("compare-" + hashlib.sha256("|".join(ids).encode()).hexdigest()[:10])  # fmt: skip
+    return runs[0].root.parent / (
+        "compare-" + hashlib.sha256("|".join(ids).encode()).hexdigest()[:10]
+    )
 
 
 def compare_command(

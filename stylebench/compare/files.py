@@ -17,10 +17,31 @@ from typing import Any
 from stylebench.ratings.page import safe_cell
 
 PROVENANCE = (
-    "run_id", "model_fingerprint", "dialogue_checksum", "asr", "asr_cpu", "judge", "thresholds",
-    "stylebench_version", "git", "manifest_sha256", "run_dir",
-)  # fmt: skip
-CELL_COLUMNS = ("dim", "direction", "lang", "pair", "group", "vsp", "vsp_ci", "svd", "svd_ci", "n_ok", "n")  # fmt: skip
+    "run_id",
+    "model_fingerprint",
+    "dialogue_checksum",
+    "asr",
+    "asr_cpu",
+    "judge",
+    "thresholds",
+    "stylebench_version",
+    "git",
+    "manifest_sha256",
+    "run_dir",
+)
+CELL_COLUMNS = (
+    "dim",
+    "direction",
+    "lang",
+    "pair",
+    "group",
+    "vsp",
+    "vsp_ci",
+    "svd",
+    "svd_ci",
+    "n_ok",
+    "n",
+)
 COLUMNS = ("model", "calibration", "eligible", "srd", "mrd", *CELL_COLUMNS, *PROVENANCE)
 
 
@@ -31,8 +52,13 @@ def leaderboard_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     for block in result["cells"]:
         for label, cell in block["models"].items():
             s = models[label]
-            row = {"model": label, "calibration": s["calibration"], "eligible": s["eligible"],
-                   "srd": s["srd"], "mrd": s["mrd"]}  # fmt: skip
+            row = {
+                "model": label,
+                "calibration": s["calibration"],
+                "eligible": s["eligible"],
+                "srd": s["srd"],
+                "mrd": s["mrd"],
+            }
             row.update({k: block[k] for k in ("dim", "direction", "lang", "pair", "group")})
             row.update({k: (cell or {}).get(k) for k in CELL_COLUMNS[5:]})
             row.update({k: s["provenance"].get(k) for k in PROVENANCE})
@@ -41,7 +67,11 @@ def leaderboard_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def leaderboard_json(result: dict[str, Any]) -> dict[str, Any]:
-    return {"format": result["format"], "models": result["leaderboard"], "rows": leaderboard_rows(result)}  # fmt: skip
+    return {
+        "format": result["format"],
+        "models": result["leaderboard"],
+        "rows": leaderboard_rows(result),
+    }
 
 
 def leaderboard_csv(result: dict[str, Any]) -> str:
@@ -50,8 +80,12 @@ def leaderboard_csv(result: dict[str, Any]) -> str:
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     for row in leaderboard_rows(result):
-        w.writerow({k: safe_cell(json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v)
-                    for k, v in row.items()})  # fmt: skip
+        w.writerow(
+            {
+                k: safe_cell(json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v)
+                for k, v in row.items()
+            }
+        )
     return buf.getvalue()
 
 
@@ -66,10 +100,13 @@ def write_files(out: Path, result: dict[str, Any], md: str, html: str | None) ->
     out.mkdir(parents=True, exist_ok=True)
     files: list[tuple[str, str]] = [
         ("compare.json", json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False)),
-        ("leaderboard.json", json.dumps(leaderboard_json(result), indent=2, sort_keys=True, ensure_ascii=False)),
+        (
+            "leaderboard.json",
+            json.dumps(leaderboard_json(result), indent=2, sort_keys=True, ensure_ascii=False),
+        ),
         ("leaderboard.csv", leaderboard_csv(result)),
         ("compare.md", md),
-    ]  # fmt: skip
+    ]
     if html is not None:
         files.append(("compare.html", html))
     for name, text in files:

@@ -22,8 +22,10 @@ from stylebench.compare.html_parts import SCRIPT, STYLE, sample_section, table
 from stylebench.compare.load import RunData
 from stylebench.compare.samples import outcomes
 
-CSP = ("default-src 'none'; img-src data:; media-src data: file:; "
-       "style-src 'unsafe-inline'; script-src 'unsafe-inline'")  # fmt: skip
+CSP = (
+    "default-src 'none'; img-src data:; media-src data: file:; "
+    "style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+)
 
 
 def _num(x: float | None, ci: Sequence[float] | None = None, nd: int = 1) -> str:
@@ -38,7 +40,9 @@ def _plot(run: RunData) -> str:
         from stylebench.report.plots import plot_trajectories
 
         with tempfile.TemporaryDirectory() as tmp:
-            path = plot_trajectories(run.turn_scores, Path(tmp) / "t.png", title=run.label, exclude=run.exclude)  # fmt: skip
+            path = plot_trajectories(
+                run.turn_scores, Path(tmp) / "t.png", title=run.label, exclude=run.exclude
+            )
             data = base64.b64encode(path.read_bytes()).decode()
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith("matplotlib"):
@@ -62,7 +66,9 @@ def _cell_name(b: dict[str, Any]) -> str:
     return " ".join(x for x in (b["dim"], b["direction"], b["lang"], b["pair"], b["group"]) if x)
 
 
-def render_html(result: dict[str, Any], runs: Sequence[RunData], out: Path, *, embed_audio: bool = False) -> str:  # fmt: skip
+def render_html(
+    result: dict[str, Any], runs: Sequence[RunData], out: Path, *, embed_audio: bool = False
+) -> str:
     """The page for ``result`` (from :func:`stylebench.compare.build.compare_runs`) of ``runs``."""
     by_label = {r.label: r for r in runs if r.label in result["models"]}
     if len(by_label) != len(result["models"]):  # labels made unique by compare_runs
@@ -71,32 +77,111 @@ def render_html(result: dict[str, Any], runs: Sequence[RunData], out: Path, *, e
         by_label = {r.label: r for r in unique_labels(runs)}
     models = result["models"]
     shared = set.intersection(*({s.id for s in r.samples} for r in by_label.values()))
-    per_out = {m: outcomes([t for t in r.turn_scores if t.sample_id in shared], r.thresholds, exclude=r.exclude)
-               for m, r in by_label.items()}  # fmt: skip
-    parts = [f"<h1>stylebench comparison</h1><p>{result['n_shared']} shared samples; "
-             f"calibration rows: {escape(', '.join(result['calibration']) or 'none')}; bootstrap "
-             f"{result['settings']['n_boot']} resamples, cluster {escape(result['settings']['cluster'])}; "
-             "pairwise p-values Holm-adjusted per cell.</p>"]  # fmt: skip
+    per_out = {
+        m: outcomes(
+            [t for t in r.turn_scores if t.sample_id in shared], r.thresholds, exclude=r.exclude
+        )
+        for m, r in by_label.items()
+    }
+    parts = [
+        f"<h1>stylebench comparison</h1><p>{result['n_shared']} shared samples; "
+        f"calibration rows: {escape(', '.join(result['calibration']) or 'none')}; bootstrap "
+        f"{result['settings']['n_boot']} resamples, cluster {escape(result['settings']['cluster'])}; "
+        "pairwise p-values Holm-adjusted per cell.</p>"
+    ]
     elig = {True: "yes", False: "no", None: "unknown"}
-    parts.append("<h2>Leaderboard</h2>" + table("leaderboard", ("model", "mean VSP % (acoustic cells)", "cells", "SRD %", "MRD %", "eligible"), [
-        [(s["model"] + (" (calibration)" if s["calibration"] else ""), s["model"]), (_num(s["mean_vsp"]), s["mean_vsp"]),
-         (str(s["n_cells"]), s["n_cells"]), (_num(s["srd"]), s["srd"]), (_num(s["mrd"]), s["mrd"]),
-         (elig[s["eligible"]], elig[s["eligible"]])] for s in result["leaderboard"]]))  # fmt: skip
+    parts.append(
+        "<h2>Leaderboard</h2>"
+        + table(
+            "leaderboard",
+            ("model", "mean VSP % (acoustic cells)", "cells", "SRD %", "MRD %", "eligible"),
+            [
+                [
+                    (s["model"] + (" (calibration)" if s["calibration"] else ""), s["model"]),
+                    (_num(s["mean_vsp"]), s["mean_vsp"]),
+                    (str(s["n_cells"]), s["n_cells"]),
+                    (_num(s["srd"]), s["srd"]),
+                    (_num(s["mrd"]), s["mrd"]),
+                    (elig[s["eligible"]], elig[s["eligible"]]),
+                ]
+                for s in result["leaderboard"]
+            ],
+        )
+    )
     t = result["tables"]
-    parts.append("<h2>SRD / MRD and eligibility (Table 2)</h2>" + table("relevance", ("model", "SRD % [CI]", "MRD % [CI]", "n judged", "eligible"), [
-        [(r["model"], r["model"]), (_num(r["srd"], r["srd_ci"]), r["srd"]), (_num(r["mrd"], r["mrd_ci"]), r["mrd"]),
-         (str(r["n_judged"]), r["n_judged"]), (elig[r["eligible"]], elig[r["eligible"]])] for r in t["relevance"]]))  # fmt: skip
+    parts.append(
+        "<h2>SRD / MRD and eligibility (Table 2)</h2>"
+        + table(
+            "relevance",
+            ("model", "SRD % [CI]", "MRD % [CI]", "n judged", "eligible"),
+            [
+                [
+                    (r["model"], r["model"]),
+                    (_num(r["srd"], r["srd_ci"]), r["srd"]),
+                    (_num(r["mrd"], r["mrd_ci"]), r["mrd"]),
+                    (str(r["n_judged"]), r["n_judged"]),
+                    (elig[r["eligible"]], elig[r["eligible"]]),
+                ]
+                for r in t["relevance"]
+            ],
+        )
+    )
     if t["emotion"]:
-        parts.append("<h2>Emotion VSP per emotion and turn pair (Table 3)</h2>" + table("emotion", ("model", "emotion", "pair", "source", "VSP % [CI]", "n ok / n"), [
-            [(r["model"], r["model"]), (r["emotion"], r["emotion"]), (r["pair"], r["pair"]), (r["source"], r["source"]),
-             (_num(r["vsp"], r["vsp_ci"]), r["vsp"]), (f"{r['n_ok']}/{r['n']}", r["n_ok"])] for r in t["emotion"]]))  # fmt: skip
-    parts.append("<h2>VSP and SVD per dim and turn pair (Table 4)</h2>" + table("dims", ("model", "dim", "pair", "VSP % [CI]", "SVD % [CI]", "n ok / n"), [
-        [(r["model"], r["model"]), (r["dim"] + (" (prosodic)" if r["source"] == "prosodic" else ""), r["dim"]), (r["pair"], r["pair"]),
-         (_num(r["vsp"], r["vsp_ci"]), r["vsp"]), (_num(r["svd"], r["svd_ci"], 2), r["svd"]), (f"{r['n_ok']}/{r['n']}", r["n_ok"])] for r in t["dims"]]))  # fmt: skip
-    parts.append("<h2>Turn-3 retention (VSP 2-3 vs 1-2)</h2>" + table("retention", ("model", "dim", "n", "VSP 1-2", "VSP 2-3", "diff [CI]", "McNemar p"), [
-        [(r["model"], r["model"]), (r["dim"], r["dim"]), (str(r["n"]), r["n"]), (_num(r.get("vsp_12")), r.get("vsp_12")),
-         (_num(r.get("vsp_23")), r.get("vsp_23")), (_num(r.get("diff"), r.get("diff_ci")), r.get("diff")),
-         (_num(r.get("mcnemar_p"), None, 4), r.get("mcnemar_p"))] for r in t["retention"]]))  # fmt: skip
+        parts.append(
+            "<h2>Emotion VSP per emotion and turn pair (Table 3)</h2>"
+            + table(
+                "emotion",
+                ("model", "emotion", "pair", "source", "VSP % [CI]", "n ok / n"),
+                [
+                    [
+                        (r["model"], r["model"]),
+                        (r["emotion"], r["emotion"]),
+                        (r["pair"], r["pair"]),
+                        (r["source"], r["source"]),
+                        (_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
+                        (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
+                    ]
+                    for r in t["emotion"]
+                ],
+            )
+        )
+    parts.append(
+        "<h2>VSP and SVD per dim and turn pair (Table 4)</h2>"
+        + table(
+            "dims",
+            ("model", "dim", "pair", "VSP % [CI]", "SVD % [CI]", "n ok / n"),
+            [
+                [
+                    (r["model"], r["model"]),
+                    (r["dim"] + (" (prosodic)" if r["source"] == "prosodic" else ""), r["dim"]),
+                    (r["pair"], r["pair"]),
+                    (_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
+                    (_num(r["svd"], r["svd_ci"], 2), r["svd"]),
+                    (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
+                ]
+                for r in t["dims"]
+            ],
+        )
+    )
+    parts.append(
+        "<h2>Turn-3 retention (VSP 2-3 vs 1-2)</h2>"
+        + table(
+            "retention",
+            ("model", "dim", "n", "VSP 1-2", "VSP 2-3", "diff [CI]", "McNemar p"),
+            [
+                [
+                    (r["model"], r["model"]),
+                    (r["dim"], r["dim"]),
+                    (str(r["n"]), r["n"]),
+                    (_num(r.get("vsp_12")), r.get("vsp_12")),
+                    (_num(r.get("vsp_23")), r.get("vsp_23")),
+                    (_num(r.get("diff"), r.get("diff_ci")), r.get("diff")),
+                    (_num(r.get("mcnemar_p"), None, 4), r.get("mcnemar_p")),
+                ]
+                for r in t["retention"]
+            ],
+        )
+    )
     rows, sections, tests = [], [], []
     for i, b in enumerate(result["cells"]):
         row: list[tuple[str, Any] | tuple[str, Any, str]] = [(_cell_name(b), _cell_name(b))]
@@ -106,34 +191,127 @@ def render_html(result: dict[str, Any], runs: Sequence[RunData], out: Path, *, e
                 row.append(("–", None))
                 continue
             anchor = f"s-{i}-{j}"
-            row.append((f"{_num(c['vsp'], c['vsp_ci'])} · SVD {_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}", c["vsp"], anchor))  # fmt: skip
+            row.append(
+                (
+                    f"{_num(c['vsp'], c['vsp_ci'])} · SVD {_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}",
+                    c["vsp"],
+                    anchor,
+                )
+            )
             key = tuple(b[k] for k in ("dim", "direction", "lang", "pair", "group"))
-            sections.append(sample_section(anchor, m, _cell_name(b), b, by_label[m], per_out[m].get(key, {}),
-                                           lambda run, rel: _audio_src(run, rel, out, embed_audio)))  # fmt: skip
+            sections.append(
+                sample_section(
+                    anchor,
+                    m,
+                    _cell_name(b),
+                    b,
+                    by_label[m],
+                    per_out[m].get(key, {}),
+                    lambda run, rel: _audio_src(run, rel, out, embed_audio),
+                )
+            )
         rows.append(row)
-        tests.append(f"<details><summary>{escape(_cell_name(b))}: pairwise tests</summary>" + table(f"tests-{i}", (
-            "A vs B", "n", "VSP diff B−A [CI]", "McNemar p (Holm)", "signed change A / B", "Wilcoxon p (Holm)"), [
-            [(f"{r['a']} vs {r['b']}", r["a"]), (str(r["n"]), r["n"]), (_num(r["vsp_diff"], r["vsp_diff_ci"]), r["vsp_diff"]),
-             ("–" if r["mcnemar"] is None else f"{r['mcnemar']['p']:.4g} ({r['mcnemar']['p_holm']:.4g})", None if r["mcnemar"] is None else r["mcnemar"]["p"]),
-             ("–" if r["signed_change_a"] is None else f"{r['signed_change_a']:.2f} / {r['signed_change_b']:.2f}", r["signed_change_a"]),
-             ("–" if r["wilcoxon"] is None else f"{r['wilcoxon']['p']:.4g} ({r['wilcoxon']['p_holm']:.4g})", None if r["wilcoxon"] is None else r["wilcoxon"]["p"])]
-            for r in b["pairwise"]]) + _groups(b) + "</details>")  # fmt: skip
-    parts.append("<h2>Cells (VSP % [CI] · SVD % · n ok / n; click a value for its samples)</h2>"
-                 + table("cells", ("cell", *models), rows))  # fmt: skip
+        tests.append(
+            f"<details><summary>{escape(_cell_name(b))}: pairwise tests</summary>"
+            + table(
+                f"tests-{i}",
+                (
+                    "A vs B",
+                    "n",
+                    "VSP diff B−A [CI]",
+                    "McNemar p (Holm)",
+                    "signed change A / B",
+                    "Wilcoxon p (Holm)",
+                ),
+                [
+                    [
+                        (f"{r['a']} vs {r['b']}", r["a"]),
+                        (str(r["n"]), r["n"]),
+                        (_num(r["vsp_diff"], r["vsp_diff_ci"]), r["vsp_diff"]),
+                        (
+                            "–"
+                            if r["mcnemar"] is None
+                            else f"{r['mcnemar']['p']:.4g} ({r['mcnemar']['p_holm']:.4g})",
+                            None if r["mcnemar"] is None else r["mcnemar"]["p"],
+                        ),
+                        (
+                            "–"
+                            if r["signed_change_a"] is None
+                            else f"{r['signed_change_a']:.2f} / {r['signed_change_b']:.2f}",
+                            r["signed_change_a"],
+                        ),
+                        (
+                            "–"
+                            if r["wilcoxon"] is None
+                            else f"{r['wilcoxon']['p']:.4g} ({r['wilcoxon']['p_holm']:.4g})",
+                            None if r["wilcoxon"] is None else r["wilcoxon"]["p"],
+                        ),
+                    ]
+                    for r in b["pairwise"]
+                ],
+            )
+            + _groups(b)
+            + "</details>"
+        )
+    parts.append(
+        "<h2>Cells (VSP % [CI] · SVD % · n ok / n; click a value for its samples)</h2>"
+        + table("cells", ("cell", *models), rows)
+    )
     parts.append("<h2>Pairwise tests</h2>" + "".join(tests))
-    parts.append('<h2>Trajectories</h2><div class="plots">' + "".join(
-        f"<figure>{_plot(by_label[m])}<figcaption>{escape(m)}</figcaption></figure>" for m in models) + "</div>")  # fmt: skip
-    parts.append("<h2>Provenance</h2>" + table("provenance", ("model", "fingerprint", "dialogue set", "ASR", "ASR CPU", "judge", "stylebench", "manifest sha256"), [
-        [(s["model"], s["model"])] + [(str(s["provenance"].get(k)), str(s["provenance"].get(k))) for k in
-         ("model_fingerprint", "dialogue_checksum", "asr", "asr_cpu", "judge", "stylebench_version", "manifest_sha256")]
-        for s in result["leaderboard"]]))  # fmt: skip
+    parts.append(
+        '<h2>Trajectories</h2><div class="plots">'
+        + "".join(
+            f"<figure>{_plot(by_label[m])}<figcaption>{escape(m)}</figcaption></figure>"
+            for m in models
+        )
+        + "</div>"
+    )
+    parts.append(
+        "<h2>Provenance</h2>"
+        + table(
+            "provenance",
+            (
+                "model",
+                "fingerprint",
+                "dialogue set",
+                "ASR",
+                "ASR CPU",
+                "judge",
+                "stylebench",
+                "manifest sha256",
+            ),
+            [
+                [(s["model"], s["model"])]
+                + [
+                    (str(s["provenance"].get(k)), str(s["provenance"].get(k)))
+                    for k in (
+                        "model_fingerprint",
+                        "dialogue_checksum",
+                        "asr",
+                        "asr_cpu",
+                        "judge",
+                        "stylebench_version",
+                        "manifest_sha256",
+                    )
+                ]
+                for s in result["leaderboard"]
+            ],
+        )
+    )
     if result["notes"]:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in result["notes"]) + "</ul>")  # fmt: skip
+        parts.append(
+            "<h2>Notes</h2><ul>"
+            + "".join(f"<li>{escape(n)}</li>" for n in result["notes"])
+            + "</ul>"
+        )
     parts.append("<h2>Samples</h2>" + "".join(sections))
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-            f"<title>stylebench comparison</title><style>{STYLE}</style></head><body>"
-            + "".join(parts) + f"<script>{SCRIPT}</script></body></html>\n")  # fmt: skip
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f"<title>stylebench comparison</title><style>{STYLE}</style></head><body>"
+        + "".join(parts)
+        + f"<script>{SCRIPT}</script></body></html>\n"
+    )
 
 
 def _groups(b: dict[str, Any]) -> str:
@@ -141,6 +319,8 @@ def _groups(b: dict[str, Any]) -> str:
     if not mu or not mu["cochran_q"]:
         return ""
     groups = "; ".join("{" + ", ".join(g) + "}" for g in mu["groups"])
-    return (f"<p>Cochran's Q = {mu['cochran_q']['statistic']:.2f} (p {mu['cochran_q']['p']:.4g}), Friedman = "
-            f"{mu['friedman']['statistic']:.2f} (p {mu['friedman']['p']:.4g}) on {mu['n']} samples; "
-            f"groups the data cannot separate: {escape(groups)}</p>")  # fmt: skip
+    return (
+        f"<p>Cochran's Q = {mu['cochran_q']['statistic']:.2f} (p {mu['cochran_q']['p']:.4g}), Friedman = "
+        f"{mu['friedman']['statistic']:.2f} (p {mu['friedman']['p']:.4g}) on {mu['n']} samples; "
+        f"groups the data cannot separate: {escape(groups)}</p>"
+    )

@@ -75,23 +75,46 @@ def sample_section(
     :class:`~stylebench.compare.samples.PairOutcome`): valid or not, the signed change, and each
     turn's audio, text channel and transcript."""
     turns = [int(x) for x in block["pair"].split("-")]
-    out = [f'<section id="{escape(anchor)}"><h3>{escape(model)} · {escape(cell_name)}</h3><table><thead><tr>'
-           "<th>sample</th><th>outcome</th><th>signed change</th>"
-           + "".join(f"<th>turn {t}</th>" for t in turns) + "</tr></thead><tbody>"]  # fmt: skip
+    out = [
+        f'<section id="{escape(anchor)}"><h3>{escape(model)} · {escape(cell_name)}</h3><table><thead><tr>'
+        "<th>sample</th><th>outcome</th><th>signed change</th>"
+        + "".join(f"<th>turn {t}</th>" for t in turns)
+        + "</tr></thead><tbody>"
+    ]
     for sid in sorted(rows):
         o = rows[sid]
-        verdict = ("valid", "valid") if o.ok and o.valid else ("invalid", "not valid") if o.ok else ("invalid", "failed")  # fmt: skip
-        tds = [f"<td>{escape(sid)}</td>", f'<td class="{verdict[0]}">{verdict[1]}</td>',
-               f"<td>{'–' if o.signed is None else f'{o.signed:.2f}'}</td>"]  # fmt: skip
+        verdict = (
+            ("valid", "valid")
+            if o.ok and o.valid
+            else ("invalid", "not valid")
+            if o.ok
+            else ("invalid", "failed")
+        )
+        tds = [
+            f"<td>{escape(sid)}</td>",
+            f'<td class="{verdict[0]}">{verdict[1]}</td>',
+            f"<td>{'–' if o.signed is None else f'{o.signed:.2f}'}</td>",
+        ]
         for t in turns:
             rep = run.replies.get((sid, t))
             tr = run.transcripts.get((sid, t))
             src = audio_src(run, getattr(rep, "audio", "") or "") if rep is not None else None
-            player = f'<audio controls preload="none" src="{escape(src, quote=True)}"></audio>' if src else "no audio"  # fmt: skip
+            player = (
+                f'<audio controls preload="none" src="{escape(src, quote=True)}"></audio>'
+                if src
+                else "no audio"
+            )
             text = getattr(rep, "text", "") if rep is not None else ""
-            heard = getattr(tr, "text", "") if tr is not None and getattr(tr, "status", "") == "ok" else ""
-            tds.append(f"<td>{player}<div>text: {escape(text[:500])}</div>"
-                       + (f"<div>heard: {escape(heard[:500])}</div>" if heard else "") + "</td>")  # fmt: skip
+            heard = (
+                getattr(tr, "text", "")
+                if tr is not None and getattr(tr, "status", "") == "ok"
+                else ""
+            )
+            tds.append(
+                f"<td>{player}<div>text: {escape(text[:500])}</div>"
+                + (f"<div>heard: {escape(heard[:500])}</div>" if heard else "")
+                + "</td>"
+            )
         out.append("<tr>" + "".join(tds) + "</tr>")
     out.append("</tbody></table></section>")
     return "".join(out)

@@ -49,21 +49,39 @@ def _settings(manifest: dict[str, Any], cfg: Any) -> dict[str, dict[str, Any]]:
     judge.pop("skipped", None)  # the reason wording is not a setting
     return {
         "dialogues": {"checksum": manifest["dialogues"]["checksum"]},
-        "thresholds": {"pitch_st": sc.pitch_st, "volume_db": sc.volume_db, "speed_pct": sc.speed_pct,
-                       "prosody_delta": sc.prosody_delta, "probe_delta": ec.probe_delta,
-                       "mrd_threshold": jc.mrd_threshold},  # fmt: skip
+        "thresholds": {
+            "pitch_st": sc.pitch_st,
+            "volume_db": sc.volume_db,
+            "speed_pct": sc.speed_pct,
+            "prosody_delta": sc.prosody_delta,
+            "probe_delta": ec.probe_delta,
+            "mrd_threshold": jc.mrd_threshold,
+        },
         "asr": {"asr": m.asr, "asr_model": m.asr_model},
-        "judge": {"judge": jc.judge, "judge_model": jc.judge_model, "judge_input": jc.judge_input,
-                  "filter_mrd": jc.filter_mrd, "describe": judge},  # fmt: skip
-        "measure": {"vad": m.vad, "pitch_stat": m.pitch_stat, "speed_source": m.speed_source,
-                    "transcript_max_error": m.transcript_max_error, "f0_floor": m.f0_floor,
-                    "f0_ceil": m.f0_ceil, "emotion_probe": ec.emotion_probe,
-                    "probe_model": ec.probe_model,
-                    "metric_specs": (manifest.get("metrics") or {}).get("specs")},  # fmt: skip
+        "judge": {
+            "judge": jc.judge,
+            "judge_model": jc.judge_model,
+            "judge_input": jc.judge_input,
+            "filter_mrd": jc.filter_mrd,
+            "describe": judge,
+        },
+        "measure": {
+            "vad": m.vad,
+            "pitch_stat": m.pitch_stat,
+            "speed_source": m.speed_source,
+            "transcript_max_error": m.transcript_max_error,
+            "f0_floor": m.f0_floor,
+            "f0_ceil": m.f0_ceil,
+            "emotion_probe": ec.emotion_probe,
+            "probe_model": ec.probe_model,
+            "metric_specs": (manifest.get("metrics") or {}).get("specs"),
+        },
     }
 
 
-def _provenance(root: Path, manifest: dict[str, Any], settings: dict[str, dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def _provenance(
+    root: Path, manifest: dict[str, Any], settings: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     ident = manifest.get("identity") or {}
     env = manifest.get("environment") or {}
     judge = settings["judge"]
@@ -72,8 +90,14 @@ def _provenance(root: Path, manifest: dict[str, Any], settings: dict[str, dict[s
         "run_dir": str(root),
         "model_fingerprint": ident.get("fingerprint"),
         "dialogue_checksum": settings["dialogues"]["checksum"],
-        "asr": "none" if settings["asr"]["asr"] == "none" else f"{settings['asr']['asr']} {settings['asr']['asr_model']}",
-        "judge": " ".join(str(x) for x in (judge["judge"], judge["describe"].get("model") or judge["judge_model"] or "") if x),  # fmt: skip
+        "asr": "none"
+        if settings["asr"]["asr"] == "none"
+        else f"{settings['asr']['asr']} {settings['asr']['asr_model']}",
+        "judge": " ".join(
+            str(x)
+            for x in (judge["judge"], judge["describe"].get("model") or judge["judge_model"] or "")
+            if x
+        ),
         "thresholds": settings["thresholds"],
         "asr_cpu": asr_cpu_label(manifest) if settings["asr"]["asr"] != "none" else "none",
         "stylebench_version": env.get("stylebench"),
@@ -92,7 +116,16 @@ def asr_cpu_label(manifest: dict[str, Any]) -> str:
     m = (manifest.get("environment") or {}).get("asr_machine") or {}
     if not m:
         return "unrecorded"
-    return " ".join(x for x in (f"ctranslate2 {m.get('ctranslate2', '?')}", m.get("isa"), m.get("gemm"), m.get("env")) if x)  # fmt: skip
+    return " ".join(
+        x
+        for x in (
+            f"ctranslate2 {m.get('ctranslate2', '?')}",
+            m.get("isa"),
+            m.get("gemm"),
+            m.get("env"),
+        )
+        if x
+    )
 
 
 def asr_machine_warnings(runs: Sequence[RunData]) -> list[str]:
@@ -107,7 +140,10 @@ def asr_machine_warnings(runs: Sequence[RunData]) -> list[str]:
     differ = [f for f in ASR_MACHINE_FIELDS if len({m.get(f, "<unrecorded>") for _, m in rows}) > 1]
     if not differ:
         return []
-    shown = "; ".join(f"{f}: " + ", ".join(f"{label}={m.get(f) or '<unrecorded>'}" for label, m in rows) for f in differ)  # fmt: skip
+    shown = "; ".join(
+        f"{f}: " + ", ".join(f"{label}={m.get(f) or '<unrecorded>'}" for label, m in rows)
+        for f in differ
+    )
     return [
         f"warning: these runs were transcribed on different CPU code paths ({shown}); the same "
         "audio can give other transcripts there (docs/metrics.md, Machine independence), so "
@@ -134,25 +170,44 @@ def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
     cfg, m, sc = run.cfg, run.cfg.measure, run.cfg.score
     replies = run.replies()
     judge = None if gate.skip_reason(cfg) else gate.make_judge(cfg.judge)
-    measured = measure(run.store, run.samples, cfg, replies, judge=judge, compute=False, progress=False)  # fmt: skip
+    measured = measure(
+        run.store, run.samples, cfg, replies, judge=judge, compute=False, progress=False
+    )
     ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
     turn_scores = collect_turn_scores(run.samples, measured.replies, measured.features, ctx)
-    relevance, exclude, _ = gate.gate_report(cfg, run.samples, measured.judge_desc, measured.verdicts, measured.inputs)  # fmt: skip
+    relevance, exclude, _ = gate.gate_report(
+        cfg, run.samples, measured.judge_desc, measured.verdicts, measured.inputs
+    )
     probe = None
     if cfg.emotion.emotion_probe != "none" and any(s.dim == "emotion" for s in run.samples):
         probe = tuple(probe_turn_scores(run.samples, measured.replies, measured.probes)[0])
     settings = _settings(run.manifest, cfg)
     root = Path(run_dir).resolve()
     return RunData(
-        label=label or cfg.model, root=root, model=cfg.model, manifest=run.manifest,
+        label=label or cfg.model,
+        root=root,
+        model=cfg.model,
+        manifest=run.manifest,
         samples=tuple(run.samples),
-        turn_scores=tuple(turn_scores), exclude=frozenset(exclude),
-        thresholds=Thresholds(pitch_st=sc.pitch_st, volume_db=sc.volume_db, speed_pct=sc.speed_pct, emotion_delta=sc.prosody_delta),
-        relevance=relevance, probe_scores=probe, probe_threshold=cfg.emotion.probe_delta,
-        human=human_report_block(run.store.root), replies=measured.replies,
-        transcripts=measured.transcripts, settings=settings,
-        provenance=_provenance(root, run.manifest, settings), n_boot=sc.n_boot, seed=cfg.decode.seed,
-    )  # fmt: skip
+        turn_scores=tuple(turn_scores),
+        exclude=frozenset(exclude),
+        thresholds=Thresholds(
+            pitch_st=sc.pitch_st,
+            volume_db=sc.volume_db,
+            speed_pct=sc.speed_pct,
+            emotion_delta=sc.prosody_delta,
+        ),
+        relevance=relevance,
+        probe_scores=probe,
+        probe_threshold=cfg.emotion.probe_delta,
+        human=human_report_block(run.store.root),
+        replies=measured.replies,
+        transcripts=measured.transcripts,
+        settings=settings,
+        provenance=_provenance(root, run.manifest, settings),
+        n_boot=sc.n_boot,
+        seed=cfg.decode.seed,
+    )
 
 
 def _flat(d: Any, prefix: str) -> dict[str, Any]:
@@ -172,7 +227,9 @@ def differences(runs: Sequence[RunData]) -> dict[str, list[str]]:
         for key in sorted(set().union(*flats)):
             values = [f.get(key, "<absent>") for f in flats]
             if any(v != values[0] for v in values):
-                shown = ", ".join(f"{r.label}={str(v)[:60]}" for r, v in zip(runs, values, strict=True))  # fmt: skip
+                shown = ", ".join(
+                    f"{r.label}={str(v)[:60]}" for r, v in zip(runs, values, strict=True)
+                )
                 out.setdefault(check, []).append(f"{key} ({shown})")
     return out
 

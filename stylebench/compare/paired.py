@@ -75,7 +75,9 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
     """
     x, y = _binary(a, "mcnemar_exact"), _binary(b, "mcnemar_exact")
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"mcnemar_exact needs two equal-length 1-D outcome lists, got {x.shape}, {y.shape}")  # fmt: skip
+        raise ValueError(
+            f"mcnemar_exact needs two equal-length 1-D outcome lists, got {x.shape}, {y.shape}"
+        )
     n10, n01 = int(np.sum(x & ~y)), int(np.sum(~x & y))
     if n10 + n01 == 0:
         return McNemar(int(x.size), 0, 0, 0.0, 1.0)
@@ -95,7 +97,9 @@ def cochran_q(outcomes: np.ndarray | Sequence[Sequence[bool]]) -> CochranQ:
     """
     table = _binary(outcomes, "cochran_q")
     if table.ndim != 2 or table.shape[1] < 3 or table.shape[0] == 0:
-        raise ValueError(f"cochran_q needs a samples x models table with >= 3 models, got shape {table.shape}")  # fmt: skip
+        raise ValueError(
+            f"cochran_q needs a samples x models table with >= 3 models, got shape {table.shape}"
+        )
     n, k = table.shape
     if np.all(table == table[:, :1]):
         return CochranQ(n, k, 0.0, 1.0)
@@ -137,7 +141,9 @@ def paired_bootstrap_diff(
     check_boot(n_boot, ci)
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"paired_bootstrap_diff needs two equal-length 1-D lists, got {x.shape}, {y.shape}")  # fmt: skip
+        raise ValueError(
+            f"paired_bootstrap_diff needs two equal-length 1-D lists, got {x.shape}, {y.shape}"
+        )
     if x.size == 0:
         return None
     d = y - x
@@ -149,7 +155,9 @@ def paired_bootstrap_diff(
         sums, counts = d, np.ones_like(d)
     else:
         if len(clusters) != d.size:
-            raise ValueError(f"clusters must label every sample: {len(clusters)} labels for {d.size} samples")  # fmt: skip
+            raise ValueError(
+                f"clusters must label every sample: {len(clusters)} labels for {d.size} samples"
+            )
         _, inv = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
         sums, counts = np.bincount(inv, weights=d), np.bincount(inv).astype(float)
     rng = np.random.default_rng(seed)

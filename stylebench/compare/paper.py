@@ -47,28 +47,50 @@ def pooled(rows: Sequence[PairOutcome], boot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _by(per_out: Mapping[tuple, Mapping[str, PairOutcome]], dim: str, pair: str, group: str | None = None) -> list[PairOutcome]:  # fmt: skip
-    return [o for k, rows in per_out.items() if k[0] == dim and k[3] == pair
-            and (group is None or k[4] == group) for o in rows.values()]  # fmt: skip
+def _by(
+    per_out: Mapping[tuple, Mapping[str, PairOutcome]],
+    dim: str,
+    pair: str,
+    group: str | None = None,
+) -> list[PairOutcome]:
+    return [
+        o
+        for k, rows in per_out.items()
+        if k[0] == dim and k[3] == pair and (group is None or k[4] == group)
+        for o in rows.values()
+    ]
 
 
 def _human_rows(run: Any, shared: set[str], group: str, pair: str) -> list[PairOutcome] | None:
     majority = read_majority(run.root) if run.human else None
     if not majority:
         return None
-    rows = [PairOutcome(r["sample_id"], ("emotion", r["direction"], r["lang"], pair, group),
-                        ok=r["valid"] is not None, valid=bool(r["valid"]))
-            for r in majority if r["dim"] == "emotion" and r["group"] == group
-            and r["pair"] == pair and r["sample_id"] in shared]  # fmt: skip
+    rows = [
+        PairOutcome(
+            r["sample_id"],
+            ("emotion", r["direction"], r["lang"], pair, group),
+            ok=r["valid"] is not None,
+            valid=bool(r["valid"]),
+        )
+        for r in majority
+        if r["dim"] == "emotion"
+        and r["group"] == group
+        and r["pair"] == pair
+        and r["sample_id"] in shared
+    ]
     return rows or None
 
 
-def _emotion(run: Any, per_out: Mapping, shared: set[str], boot: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+def _emotion(
+    run: Any, per_out: Mapping, shared: set[str], boot: dict[str, Any]
+) -> list[dict[str, Any]]:
     groups = sorted({k[4] for k in per_out if k[0] == "emotion"})
     probe_out = None
     if run.probe_scores is not None:
         probe = [t for t in run.probe_scores if t.sample_id in shared]
-        probe_out = outcomes(probe, Thresholds(emotion_delta=run.probe_threshold), exclude=run.exclude)  # fmt: skip
+        probe_out = outcomes(
+            probe, Thresholds(emotion_delta=run.probe_threshold), exclude=run.exclude
+        )
     out = []
     for group in groups:
         for pair in PAIR_NAMES:
@@ -80,7 +102,9 @@ def _emotion(run: Any, per_out: Mapping, shared: set[str], boot: dict[str, Any])
             stats = pooled(rows, boot)
             if source == "human":
                 stats["svd"] = stats["svd_ci"] = None  # a majority vote has no magnitude
-            out.append({"model": run.label, "emotion": group, "pair": pair, "source": source, **stats})
+            out.append(
+                {"model": run.label, "emotion": group, "pair": pair, "source": source, **stats}
+            )
     return out
 
 
@@ -95,32 +119,53 @@ def retention(per_out: Mapping, dim: str, boot: dict[str, Any]) -> dict[str, Any
     b = [100.0 * second[i].valid for i in ids]
     mc = paired.mcnemar_exact([first[i].valid for i in ids], [second[i].valid for i in ids])
     return {
-        "n": len(ids), "vsp_12": round(sum(a) / len(a), 2), "vsp_23": round(sum(b) / len(b), 2),
-        "diff": round((sum(b) - sum(a)) / len(a), 2), "diff_ci": _ci(paired.paired_bootstrap_diff(a, b, **boot)),
+        "n": len(ids),
+        "vsp_12": round(sum(a) / len(a), 2),
+        "vsp_23": round(sum(b) / len(b), 2),
+        "diff": round((sum(b) - sum(a)) / len(a), 2),
+        "diff_ci": _ci(paired.paired_bootstrap_diff(a, b, **boot)),
         "mcnemar_p": round(mc.p_value, 6),
-    }  # fmt: skip
+    }
 
 
-def paper_tables(runs: Sequence[Any], per_run_out: Mapping[str, Mapping], shared: set[str],
-                 boot: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def paper_tables(
+    runs: Sequence[Any], per_run_out: Mapping[str, Mapping], shared: set[str], boot: dict[str, Any]
+) -> dict[str, Any]:
     """The four tables (see the module docstring), one row per model and table key."""
     rel, dims, emo, ret = [], [], [], []
     for run in runs:
         per_out = per_run_out[run.label]
         rv = run.relevance
         mrd = (rv.get("relevance") or {}).get("mrd") or {}
-        rel.append({"model": run.label, "srd": rv.get("srd"), "srd_ci": rv.get("srd_ci"),
-                    "mrd": rv.get("mrd"), "mrd_ci": rv.get("mrd_ci"), "n_judged": mrd.get("n_judged"),
-                    "eligible": rv.get("eligible"),
-                    "threshold": (rv.get("relevance") or {}).get("threshold"),
-                    "skipped": (rv.get("judge") or {}).get("skipped")})  # fmt: skip
+        rel.append(
+            {
+                "model": run.label,
+                "srd": rv.get("srd"),
+                "srd_ci": rv.get("srd_ci"),
+                "mrd": rv.get("mrd"),
+                "mrd_ci": rv.get("mrd_ci"),
+                "n_judged": mrd.get("n_judged"),
+                "eligible": rv.get("eligible"),
+                "threshold": (rv.get("relevance") or {}).get("threshold"),
+                "skipped": (rv.get("judge") or {}).get("skipped"),
+            }
+        )
         present = [d for d in DIMS if any(k[0] == d for k in per_out)]
         for dim in present:
             for pair in PAIR_NAMES:
                 source = "prosodic" if dim == "emotion" else "acoustic"
-                dims.append({"model": run.label, "dim": dim, "pair": pair, "source": source,
-                             **pooled(_by(per_out, dim, pair), boot)})  # fmt: skip
-            ret.append({"model": run.label, "dim": dim, **(retention(per_out, dim, boot) or {"n": 0})})
+                dims.append(
+                    {
+                        "model": run.label,
+                        "dim": dim,
+                        "pair": pair,
+                        "source": source,
+                        **pooled(_by(per_out, dim, pair), boot),
+                    }
+                )
+            ret.append(
+                {"model": run.label, "dim": dim, **(retention(per_out, dim, boot) or {"n": 0})}
+            )
         if "emotion" in present:
             emo += _emotion(run, per_out, shared, boot)
     return {"relevance": rel, "dims": dims, "emotion": emo, "retention": ret}

@@ -60,11 +60,13 @@ def outcomes(
             else:
                 change = perceptual_change(s.dim, ta.value, tb.value)
                 row = PairOutcome(
-                    s.sample_id, key, ok=True,
+                    s.sample_id,
+                    key,
+                    ok=True,
                     valid=is_valid(s.dim, s.direction, ta.value, tb.value, thresholds),
                     change=change,
                     signed=change if s.direction == "intensify" else -change,
                     relative=relative_change(s.dim, ta.value, tb.value),
-                )  # fmt: skip
+                )
             out.setdefault(key, {})[s.sample_id] = row
     return out

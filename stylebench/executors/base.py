@@ -15,7 +15,9 @@ from stylebench.pipeline.stage import Unit
 
 
 class Executor(Protocol):
-    def map(self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]) -> Iterator[tuple[Unit, Iterable[Any]]]: ...  # fmt: skip
+    def map(
+        self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]
+    ) -> Iterator[tuple[Unit, Iterable[Any]]]: ...
 
     def build(self, factory: Any) -> Any: ...
 

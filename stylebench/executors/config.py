@@ -25,23 +25,61 @@ def _opt(default: Any, help: str, **cli: Any) -> Any:
 class ExecutorConfig:
     """Where the stages' work runs (docs/scale.md)."""
 
-    executor: str = _opt("serial", "serial (this process; features in a process pool) or ray (Ray core: model actors, ASR actors, feature tasks)", choices=EXECUTORS)  # fmt: skip
-    ray_address: str | None = _opt(None, "--executor ray: the cluster to join (auto, or ray://HOST:10001); default a local Ray on this machine's cores", metavar="ADDRESS")  # fmt: skip
-    workers: int = _opt(2, "--executor ray: model actors (respond) and ASR actors (transcribe)", metavar="N")  # fmt: skip
-    gpus_per_worker: float = _opt(0.0, "--executor ray: GPUs per model or ASR actor (fractions share a GPU)", metavar="G")  # fmt: skip
-    asr_device: str = _opt("cpu", "where the ASR runs: cpu (int8) or cuda (float16; with --executor ray, on the ASR actors' GPUs)", choices=ASR_DEVICES)  # fmt: skip
-    asr_batch_size: int = _opt(1, "replies transcribed together by faster-whisper's batched pipeline (docs/scale.md#batched-transcription)", metavar="N")  # fmt: skip
-    feature_workers: int = _opt(0, "processes measuring features: 0 = one per core (in this process when there are few samples), 1 = in this process", metavar="N")  # fmt: skip
+    executor: str = _opt(
+        "serial",
+        "serial (this process; features in a process pool) or ray (Ray core: model actors, ASR actors, feature tasks)",
+        choices=EXECUTORS,
+    )
+    ray_address: str | None = _opt(
+        None,
+        "--executor ray: the cluster to join (auto, or ray://HOST:10001); default a local Ray on this machine's cores",
+        metavar="ADDRESS",
+    )
+    workers: int = _opt(
+        2, "--executor ray: model actors (respond) and ASR actors (transcribe)", metavar="N"
+    )
+    gpus_per_worker: float = _opt(
+        0.0, "--executor ray: GPUs per model or ASR actor (fractions share a GPU)", metavar="G"
+    )
+    asr_device: str = _opt(
+        "cpu",
+        "where the ASR runs: cpu (int8) or cuda (float16; with --executor ray, on the ASR actors' GPUs)",
+        choices=ASR_DEVICES,
+    )
+    asr_batch_size: int = _opt(
+        1,
+        "replies transcribed together by faster-whisper's batched pipeline (docs/scale.md#batched-transcription)",
+        metavar="N",
+    )
+    feature_workers: int = _opt(
+        0,
+        "processes measuring features: 0 = one per core (in this process when there are few samples), 1 = in this process",
+        metavar="N",
+    )
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
-            raise ValueError(f"--executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")  # fmt: skip
+            raise ValueError(
+                f"--executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}"
+            )
         if self.asr_device not in ASR_DEVICES:
             raise ValueError(f"--asr-device must be cpu or cuda, got {self.asr_device!r}")
-        for name, low in (("workers", 1), ("gpus_per_worker", 0), ("feature_workers", 0), ("asr_batch_size", 1)):  # fmt: skip
+        for name, low in (
+            ("workers", 1),
+            ("gpus_per_worker", 0),
+            ("feature_workers", 0),
+            ("asr_batch_size", 1),
+        ):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < low:  # fmt: skip
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not math.isfinite(v)
+                or v < low
+            ):
                 raise ValueError(f"--{name.replace('_', '-')} must be a number >= {low}, got {v!r}")
         for name in ("workers", "feature_workers", "asr_batch_size"):
             if not isinstance(getattr(self, name), int):
-                raise ValueError(f"--{name.replace('_', '-')} must be a whole number, got {getattr(self, name)!r}")  # fmt: skip
+                raise ValueError(
+                    f"--{name.replace('_', '-')} must be a whole number, got {getattr(self, name)!r}"
+                )

@@ -51,7 +51,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise MissingExtraError("--executor ray needs Ray: pip install 'stylebench[ray]'") from None  # fmt: skip
+        raise MissingExtraError("--executor ray needs Ray: pip install 'stylebench[ray]'") from None
     return ray
 
 
@@ -61,9 +61,14 @@ def provenance(role: str, index: int | None = None) -> dict[str, Any]:
 
     ctx = ray.get_runtime_context()
     actor = ctx.get_actor_id()
-    out: dict[str, Any] = {"kind": "ray", "role": role, "node": ray.util.get_node_ip_address(),
-                           "node_id": ctx.get_node_id(), "pid": os.getpid(),
-                           "gpus": [str(g) for g in ray.get_gpu_ids()]}  # fmt: skip
+    out: dict[str, Any] = {
+        "kind": "ray",
+        "role": role,
+        "node": ray.util.get_node_ip_address(),
+        "node_id": ctx.get_node_id(),
+        "pid": os.getpid(),
+        "gpus": [str(g) for g in ray.get_gpu_ids()],
+    }
     if actor:
         out.update(actor=actor, worker=index)
     return out
@@ -139,7 +144,7 @@ class RayExecutor:
             else:
                 from stylebench.executors.serial import cores
 
-                ray.init(num_cpus=num_cpus or cores(), include_dashboard=False, log_to_driver=False)  # fmt: skip
+                ray.init(num_cpus=num_cpus or cores(), include_dashboard=False, log_to_driver=False)
             self.started = True
         self.pools: dict[str, list[Any]] = {}
 
@@ -170,8 +175,13 @@ class RayExecutor:
         """The actors hosting ``factory``'s resident, started on first use."""
         key = repr(factory)
         if key not in self.pools:
-            remote = self.ray.remote(num_cpus=1, num_gpus=self.cfg.gpus_per_worker, max_restarts=-1,
-                                     max_task_retries=0, runtime_env={"env_vars": thread_env()})(Host)  # fmt: skip
+            remote = self.ray.remote(
+                num_cpus=1,
+                num_gpus=self.cfg.gpus_per_worker,
+                max_restarts=-1,
+                max_task_retries=0,
+                runtime_env={"env_vars": thread_env()},
+            )(Host)
             role = type(factory).__name__
             self.pools[key] = [remote.remote(factory, role, i) for i in range(self.cfg.workers)]
         return self.pools[key]
@@ -187,7 +197,9 @@ class RayExecutor:
         for a in actors:
             self.ray.kill(a)
 
-    def map(self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]) -> Iterator[tuple[Unit, Iterable[Any]]]:  # fmt: skip
+    def map(
+        self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]
+    ) -> Iterator[tuple[Unit, Iterable[Any]]]:
         if not units:
             return
         if not hasattr(stage, "job"):  # not portable (probe, judge): computed here
@@ -198,15 +210,26 @@ class RayExecutor:
             yield from self._tasks(stage, units, done)
             return
         free = list(self.pool(stage.resident))
-        yield from self._dispatch(stage, units, done, lambda job, actor: actor.run.remote(job), free)  # fmt: skip
+        yield from self._dispatch(
+            stage, units, done, lambda job, actor: actor.run.remote(job), free
+        )
         self.release(stage.resident)
 
-    def _tasks(self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]) -> Iterator[tuple[Unit, Iterable[Any]]]:  # fmt: skip
+    def _tasks(
+        self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]
+    ) -> Iterator[tuple[Unit, Iterable[Any]]]:
         task = self.ray.remote(num_cpus=1, runtime_env={"env_vars": thread_env()})(run_task)
         slots = [None] * max(1, int(self.ray.cluster_resources().get("CPU", 1)) * TASKS_PER_CPU)
         yield from self._dispatch(stage, units, done, lambda job, _slot: task.remote(job), slots)
 
-    def _dispatch(self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any], submit: Any, free: list[Any]) -> Iterator[tuple[Unit, Iterable[Any]]]:  # fmt: skip
+    def _dispatch(
+        self,
+        stage: Any,
+        units: Sequence[Unit],
+        done: Mapping[Any, Any],
+        submit: Any,
+        free: list[Any],
+    ) -> Iterator[tuple[Unit, Iterable[Any]]]:
         """Keep every slot (an actor, or a task slot) busy; hand results back as they come."""
         pending = iter(units)
         inflight: dict[Any, tuple[Unit, Any]] = {}
@@ -222,11 +245,13 @@ class RayExecutor:
             free.append(slot)
             yield u, self._records(stage, u, ref, done)
 
-    def _records(self, stage: Any, unit: Unit, ref: Any, done: Mapping[Any, Any]) -> Iterator[Any]:  # fmt: skip
+    def _records(self, stage: Any, unit: Unit, ref: Any, done: Mapping[Any, Any]) -> Iterator[Any]:
         try:
             ok, value = self.get(ref)
         except (self.ray.exceptions.RayActorError, self.ray.exceptions.WorkerCrashedError) as exc:
-            raise WorkerLost(f"the Ray worker computing {unit.id} died ({why(exc)}); re-run to retry") from None  # fmt: skip
+            raise WorkerLost(
+                f"the Ray worker computing {unit.id} died ({why(exc)}); re-run to retry"
+            ) from None
         if not ok:
             raise value
         yield from stage.accept(unit, value, done)

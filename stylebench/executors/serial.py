@@ -73,7 +73,9 @@ class SerialExecutor:
         """The model (or other resident) for the stages that run here."""
         return factory()
 
-    def map(self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]) -> Iterator[tuple[Unit, Iterable[Any]]]:  # fmt: skip
+    def map(
+        self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]
+    ) -> Iterator[tuple[Unit, Iterable[Any]]]:
         n = pool_size(self.feature_workers, len(units)) if stateless(stage) else 1
         if n <= 1:
             for u in units:
@@ -81,7 +83,9 @@ class SerialExecutor:
             return
         yield from self._pooled(stage, units, done, n)
 
-    def _pooled(self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any], n: int) -> Iterator[tuple[Unit, Iterable[Any]]]:  # fmt: skip
+    def _pooled(
+        self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any], n: int
+    ) -> Iterator[tuple[Unit, Iterable[Any]]]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool

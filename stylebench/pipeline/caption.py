@@ -25,7 +25,9 @@ from stylebench.records import PAIRS, TURNS, CaptionRecord, CaptionVerdictRecord
 CAPTION_STAGE_VERSION = "1"
 
 
-def build(registry: Any, name: str, model: str | None, url: str | None, args: Mapping[str, str], what: str) -> Any:  # fmt: skip
+def build(
+    registry: Any, name: str, model: str | None, url: str | None, args: Mapping[str, str], what: str
+) -> Any:
     """Build ``registry[name]`` with ``model``/``url``/``args``; an option it does not take is a
     ``ValueError`` naming the flag, not silently dropped."""
     cls = registry.load(name)
@@ -34,7 +36,9 @@ def build(registry: Any, name: str, model: str | None, url: str | None, args: Ma
     for key, value in {"model": model, "url": url, **dict(args)}.items():
         if value is None:
             continue
-        if key not in params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):  # fmt: skip
+        if key not in params and not any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+        ):
             raise ValueError(f"the {name!r} {what} takes no {key!r} option")
         kw[key] = value
     try:
@@ -43,7 +47,9 @@ def build(registry: Any, name: str, model: str | None, url: str | None, args: Ma
         raise ValueError(f"the {name!r} {what}: {exc}") from None
 
 
-def dim_values(samples: Sequence[Sample], features: Mapping[Key, Any], ctx: Any) -> dict[Key, dict[str, float]]:  # fmt: skip
+def dim_values(
+    samples: Sequence[Sample], features: Mapping[Key, Any], ctx: Any
+) -> dict[Key, dict[str, float]]:
     """Per ok reply, its score on each acoustic dimension (what the features captioner reads)."""
     from stylebench.metrics.captions.features import ACOUSTIC
     from stylebench.metrics.dims.base import dimension
@@ -66,9 +72,19 @@ class CaptionStage:
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "batch"
 
-    def __init__(self, store: Any, samples: Sequence[Sample], replies: Mapping[Key, Any], captioner: Any,
-                 instructions: Mapping[str, Any], *, features: Mapping[Key, Any] | None = None,
-                 values: Mapping[Key, dict[str, float]] | None = None, strict: bool = False, chunk: int = 32) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: Any,
+        samples: Sequence[Sample],
+        replies: Mapping[Key, Any],
+        captioner: Any,
+        instructions: Mapping[str, Any],
+        *,
+        features: Mapping[Key, Any] | None = None,
+        values: Mapping[Key, dict[str, float]] | None = None,
+        strict: bool = False,
+        chunk: int = 32,
+    ) -> None:
         self.store, self.samples, self.replies, self.captioner = store, samples, replies, captioner
         self.instructions, self.features, self.values = instructions, features, values
         self.strict, self.chunk = strict, chunk
@@ -89,18 +105,29 @@ class CaptionStage:
                     continue
                 extra: list[Any] = []
                 if self.features is not None:  # the features captioner reads turn k and turn 1
-                    extra = [getattr(self.features.get((s.id, t)), "fp", None) for t in sorted({1, k})]
-                vals = (self.values or {})
-                req = CaptionRequest(str(self.store.root / r.audio), s.dim, s.lang, ins, k,
-                                     vals.get((s.id, k), {}), vals.get((s.id, 1), {}))  # fmt: skip
+                    extra = [
+                        getattr(self.features.get((s.id, t)), "fp", None) for t in sorted({1, k})
+                    ]
+                vals = self.values or {}
+                req = CaptionRequest(
+                    str(self.store.root / r.audio),
+                    s.dim,
+                    s.lang,
+                    ins,
+                    k,
+                    vals.get((s.id, k), {}),
+                    vals.get((s.id, 1), {}),
+                )
                 out[(s.id, k)] = (fingerprint(base, ins.sha256, r.sha256, extra), req)
         return out
 
     def plan(self) -> list[Unit]:
         reqs = self._requests()
         keys = list(reqs)
-        return [Unit(f"chunk{i}", {k: reqs[k][0] for k in keys[i : i + self.chunk]}, payload=reqs)
-                for i in range(0, len(keys), self.chunk)]  # fmt: skip
+        return [
+            Unit(f"chunk{i}", {k: reqs[k][0] for k in keys[i : i + self.chunk]}, payload=reqs)
+            for i in range(0, len(keys), self.chunk)
+        ]
 
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[CaptionRecord]:
         keys = [k for k in unit.fps if not is_ok(done.get(k))]
@@ -113,7 +140,11 @@ class CaptionStage:
             for req in reqs:
                 try:
                     texts.append(self.captioner.caption(req))
-                except (RuntimeError, ValueError, OSError) as exc:  # CaptionError, AudioError, a backend's
+                except (
+                    RuntimeError,
+                    ValueError,
+                    OSError,
+                ) as exc:  # CaptionError, AudioError, a backend's
                     texts.append(exc)
         backend, model = str(self.desc.get("backend", "")), str(self.desc.get("model", ""))
         for key, req, text in zip(keys, reqs, texts, strict=True):
@@ -121,9 +152,25 @@ class CaptionStage:
             if isinstance(text, BaseException):
                 if self.strict:
                     raise text
-                yield CaptionRecord(*key, "error", fp, backend=backend, model=model, prompt=prompt, error=f"{type(text).__name__}: {text}")  # fmt: skip
+                yield CaptionRecord(
+                    *key,
+                    "error",
+                    fp,
+                    backend=backend,
+                    model=model,
+                    prompt=prompt,
+                    error=f"{type(text).__name__}: {text}",
+                )
             else:
-                yield CaptionRecord(*key, "ok", fp, text=str(text)[:4000], backend=backend, model=model, prompt=prompt)  # fmt: skip
+                yield CaptionRecord(
+                    *key,
+                    "ok",
+                    fp,
+                    text=str(text)[:4000],
+                    backend=backend,
+                    model=model,
+                    prompt=prompt,
+                )
 
 
 class CaptionJudgeStage:
@@ -133,8 +180,16 @@ class CaptionJudgeStage:
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "batch"
 
-    def __init__(self, samples: Sequence[Sample], captions: Mapping[Key, Any], judge: Any, *,
-                 cache: Any = None, strict: bool = False, chunk: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self,
+        samples: Sequence[Sample],
+        captions: Mapping[Key, Any],
+        judge: Any,
+        *,
+        cache: Any = None,
+        strict: bool = False,
+        chunk: int = 64,
+    ) -> None:
         from stylebench.metrics.captions.base import CompareRequest
 
         self.judge, self.cache, self.strict, self.chunk = judge, cache, strict, chunk
@@ -150,8 +205,10 @@ class CaptionJudgeStage:
 
     def plan(self) -> list[Unit]:
         keys = list(self.requests)
-        return [Unit(f"chunk{i}", {k: self.requests[k][0] for k in keys[i : i + self.chunk]})
-                for i in range(0, len(keys), self.chunk)]  # fmt: skip
+        return [
+            Unit(f"chunk{i}", {k: self.requests[k][0] for k in keys[i : i + self.chunk]})
+            for i in range(0, len(keys), self.chunk)
+        ]
 
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[CaptionVerdictRecord]:
         from stylebench.metrics.captions.base import CaptionVerdict
@@ -163,36 +220,68 @@ class CaptionJudgeStage:
             for k in keys:
                 hit = self.cache.get_answer(self.requests[k][0])
                 if hit is not None:
-                    results[k] = CaptionVerdict(hit["label"], tuple(hit["levels"]), hit["reason"], hit["raw"])  # fmt: skip
+                    results[k] = CaptionVerdict(
+                        hit["label"], tuple(hit["levels"]), hit["reason"], hit["raw"]
+                    )
         hits = set(results)
         todo = [k for k in keys if k not in results]
         many = getattr(self.judge, "compare_many", None)
         reqs = [self.requests[k][1] for k in todo]
-        fresh = list(many(reqs)) if callable(many) and todo else [self.judge.compare(r) for r in reqs]
+        fresh = (
+            list(many(reqs)) if callable(many) and todo else [self.judge.compare(r) for r in reqs]
+        )
         for k, v in zip(todo, fresh, strict=True):
             results[k] = v
-            if self.cache is not None and isinstance(v, CaptionVerdict) and v.label != "unparseable":
-                self.cache.put_answer(self.requests[k][0], {"label": v.label, "levels": list(v.levels), "reason": v.reason, "raw": v.raw})  # fmt: skip
+            if (
+                self.cache is not None
+                and isinstance(v, CaptionVerdict)
+                and v.label != "unparseable"
+            ):
+                self.cache.put_answer(
+                    self.requests[k][0],
+                    {"label": v.label, "levels": list(v.levels), "reason": v.reason, "raw": v.raw},
+                )
         backend, model = str(self.desc.get("backend", "")), str(self.desc.get("model", ""))
         for k in keys:
             fp, v = unit.fps[k], results[k]
             if isinstance(v, JudgeError):
                 if self.strict:
                     raise v
-                yield CaptionVerdictRecord(*k, "error", fp, backend=backend, model=model, error=f"JudgeError: {v}")  # fmt: skip
+                yield CaptionVerdictRecord(
+                    *k, "error", fp, backend=backend, model=model, error=f"JudgeError: {v}"
+                )
             else:
-                yield CaptionVerdictRecord(*k, "ok", fp, label=v.label, levels=list(v.levels), reason=v.reason[:500],
-                                           backend=backend, model=model, cached=k in hits)  # fmt: skip
+                yield CaptionVerdictRecord(
+                    *k,
+                    "ok",
+                    fp,
+                    label=v.label,
+                    levels=list(v.levels),
+                    reason=v.reason[:500],
+                    backend=backend,
+                    model=model,
+                    cached=k in hits,
+                )
 
 
 def self_caption_warning(cfg: Any, model_desc: Mapping[str, Any] | None) -> str | None:
     """A warning when the captioner (or the LLM caption judge) is the run's subject model."""
     cc = cfg.caption
-    names = {str(v).rstrip("/").lower() for v in [cfg.model, *(model_desc or {}).values()] if isinstance(v, str) and v}  # fmt: skip
+    names = {
+        str(v).rstrip("/").lower()
+        for v in [cfg.model, *(model_desc or {}).values()]
+        if isinstance(v, str) and v
+    }
     names |= {n.rsplit("/", 1)[-1] for n in names if "/" in n}
-    hits = [f"{role} {m!r}" for role, m in (("captioner", cc.caption_model), ("caption judge", cc.caption_judge_model))
-            if m and (m.rstrip("/").lower() in names or m.rstrip("/").lower().rsplit("/", 1)[-1] in names)]  # fmt: skip
+    hits = [
+        f"{role} {m!r}"
+        for role, m in (("captioner", cc.caption_model), ("caption judge", cc.caption_judge_model))
+        if m
+        and (m.rstrip("/").lower() in names or m.rstrip("/").lower().rsplit("/", 1)[-1] in names)
+    ]
     if cc.captioner == "none" or not hits:
         return None
-    return (f"the {' and '.join(hits)} is the subject model of this run: a model describing its own "
-            "replies may agree with itself; use another captioner for reported numbers")  # fmt: skip
+    return (
+        f"the {' and '.join(hits)} is the subject model of this run: a model describing its own "
+        "replies may agree with itself; use another captioner for reported numbers"
+    )

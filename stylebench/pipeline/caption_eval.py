@@ -33,7 +33,9 @@ class EvalOptions:
     speakers: bool = True
 
 
-def _ties(scores: Mapping[Any, float | None], samples: list[Any], decimals: int | None) -> dict[str, Any]:
+def _ties(
+    scores: Mapping[Any, float | None], samples: list[Any], decimals: int | None
+) -> dict[str, Any]:
     from stylebench.metrics.captions.caf import tie_rate
 
     a, b = [], []
@@ -41,7 +43,7 @@ def _ties(scores: Mapping[Any, float | None], samples: list[Any], decimals: int 
         for x, y in PAIRS:
             va, vb = scores.get((s.id, x)), scores.get((s.id, y))
             if va is not None and vb is not None:
-                a.append(va), b.append(vb)  # fmt: skip
+                a.append(va), b.append(vb)
     return {"n_pairs": len(a), "tie_rate": tie_rate(a, b, decimals)}
 
 
@@ -58,11 +60,17 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
     if not caps:
         raise ValueError(f"{run_dir} has no ok captions: run it with --captioner first")
     by_id = {s.id: s for s in run.samples}
-    out: dict[str, Any] = {"run": str(run.store.root), "captioner": m.caption_desc.get("captioner"), "n_captions": len(caps)}  # fmt: skip
+    out: dict[str, Any] = {
+        "run": str(run.store.root),
+        "captioner": m.caption_desc.get("captioner"),
+        "n_captions": len(caps),
+    }
     if run.cfg.caption.captioner == "features":
         from stylebench.scoring.captions import CIRCULAR_NOTE
 
-        out["circular"] = CIRCULAR_NOTE  # its captions restate the measurements it is scored against
+        out["circular"] = (
+            CIRCULAR_NOTE  # its captions restate the measurements it is scored against
+        )
     if opts.speakers:
         from stylebench.metrics.captions.speaker import ENCODER_LABEL, consistency, embed_captions
 
@@ -70,26 +78,48 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
         voices = [by_id[k[0]].voice for k in keys]
         if len(set(voices)) >= 2:
             emb = embed_captions([caps[k].text for k in keys])
-            out["speaker_consistency"] = {**consistency(emb, voices, seed=run.cfg.decode.seed), "encoder": ENCODER_LABEL,
-                                          "speaker": "the dialogue's voice (what the calibration rows speak in)"}  # fmt: skip
+            out["speaker_consistency"] = {
+                **consistency(emb, voices, seed=run.cfg.decode.seed),
+                "encoder": ENCODER_LABEL,
+                "speaker": "the dialogue's voice (what the calibration rows speak in)",
+            }
         else:
-            out["speaker_consistency"] = {"skipped": "fewer than two voices among the captioned replies"}
+            out["speaker_consistency"] = {
+                "skipped": "fewer than two voices among the captioned replies"
+            }
     if opts.judge_url:
         from stylebench.metrics.captions.sic import SicJudge, reply_metadata, summarise
 
         j = SicJudge(opts.judge_model, opts.judge_url)
-        ctx = ScoreContext(run.cfg.measure.pitch_stat, run.cfg.measure.speed_source, run.cfg.measure.transcript_max_error)  # fmt: skip
+        ctx = ScoreContext(
+            run.cfg.measure.pitch_stat,
+            run.cfg.measure.speed_source,
+            run.cfg.measure.transcript_max_error,
+        )
         vals = dim_values(run.samples, m.features, ctx)
         keys = sorted(caps)
-        metas = [(reply_metadata(by_id[k[0]], k[1], vals.get(k, {}), vals.get((k[0], 1), {})), caps[k].text) for k in keys]  # fmt: skip
-        ins = {d: load_instruction(d, run.cfg.caption.caption_prompt).text for d in {by_id[k[0]].dim for k in keys}}
+        metas = [
+            (
+                reply_metadata(by_id[k[0]], k[1], vals.get(k, {}), vals.get((k[0], 1), {})),
+                caps[k].text,
+            )
+            for k in keys
+        ]
+        ins = {
+            d: load_instruction(d, run.cfg.caption.caption_prompt).text
+            for d in {by_id[k[0]].dim for k in keys}
+        }
         ifa = [({"instruction": ins[by_id[k[0]].dim]}, caps[k].text) for k in keys]
-        out["styleinstructcaps"] = {"judge": j.describe(),
-                                    "meta": summarise(j.judge_task("meta", metas)),
-                                    "hallucination": summarise(j.judge_task("hallucination", metas)),
-                                    "ifa": summarise(j.judge_task("ifa", ifa))}  # fmt: skip
+        out["styleinstructcaps"] = {
+            "judge": j.describe(),
+            "meta": summarise(j.judge_task("meta", metas)),
+            "hallucination": summarise(j.judge_task("hallucination", metas)),
+            "ifa": summarise(j.judge_task("ifa", ifa)),
+        }
     out.update(_caf(run, m, caps, opts))
-    (run.store.root / "caption_eval.json").write_text(json.dumps(out, indent=2, ensure_ascii=False, default=str), encoding="utf-8")  # fmt: skip
+    (run.store.root / "caption_eval.json").write_text(
+        json.dumps(out, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
+    )
     return out
 
 
@@ -107,9 +137,13 @@ def _caf(run: Any, m: Any, caps: Mapping[Any, Any], opts: EvalOptions) -> dict[s
         from stylebench.metrics.captions.clap import ClapScorer
 
         clap = ClapScorer(opts.clap)
-        block["s_clap"] = {**clap.describe(), "mode": opts.clap_mode,
-                           "label": "paper's equation (max over window cosines)" if opts.clap_mode == "max_cosine"
-                           else "compatibility mode: max-pooled window embeddings (our reading of the released code)"}  # fmt: skip
+        block["s_clap"] = {
+            **clap.describe(),
+            "mode": opts.clap_mode,
+            "label": "paper's equation (max over window cosines)"
+            if opts.clap_mode == "max_cosine"
+            else "compatibility mode: max-pooled window embeddings (our reading of the released code)",
+        }
         for k in keys:
             per[k]["s_clap"] = clap.s_clap(audio[k], caps[k].text, opts.clap_mode)
     if opts.fleur_url:
@@ -125,8 +159,10 @@ def _caf(run: Any, m: Any, caps: Mapping[Any, Any], opts: EvalOptions) -> dict[s
                 per[k]["fleur_error"] = str(exc)[:300]
         ok = [k for k in keys if "fleur" in per[k]]
         block["fleur_n_ok"], block["fleur_n"] = len(ok), len(keys)
-        block["ties"] = {"raw_score": _ties({k: per[k].get("raw_score") for k in ok}, run.samples, None),
-                         "fleur": _ties({k: per[k].get("fleur") for k in ok}, run.samples, None)}  # fmt: skip
+        block["ties"] = {
+            "raw_score": _ties({k: per[k].get("raw_score") for k in ok}, run.samples, None),
+            "fleur": _ties({k: per[k].get("fleur") for k in ok}, run.samples, None),
+        }
     for k in keys:
         if "s_clap" in per[k] and "fleur" in per[k]:
             per[k]["s_caf"] = caf_score(per[k]["s_clap"], per[k]["fleur"], opts.alpha)

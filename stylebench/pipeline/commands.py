@@ -71,8 +71,13 @@ def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
 
 def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
     """How to build the wrapper for ``cfg.model``: in process, or in ``cfg.worker_python``'s env."""
-    return ModelSpec(cfg.model, dict(cfg.model_args), cfg.worker_python, cfg.turn_timeout_s,
-                     None if log_path is None else str(log_path))  # fmt: skip
+    return ModelSpec(
+        cfg.model,
+        dict(cfg.model_args),
+        cfg.worker_python,
+        cfg.turn_timeout_s,
+        None if log_path is None else str(log_path),
+    )
 
 
 def _judge_entry(cfg: RunConfig, judge: Any) -> dict[str, Any]:
@@ -99,7 +104,9 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     samples = select_samples(samples_all, cfg)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
     if store.exists() and read_run_manifest(store)["dialogues"]["checksum"] != checksum:
-        raise ValueError(f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out")  # fmt: skip
+        raise ValueError(
+            f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
+        )
     with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
         # a remote worker cannot write into this folder: its worker adapter logs to its own disk
         spec = model_spec(
@@ -116,14 +123,41 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
                 log.warning(warn)
             judge = _judge(cfg)
             entry = {**desc, "decode_effective": decode_entry(model, cfg.decode)}  # not in the key
-            write_manifest(store, cfg, identity, dialogues_entry(set_root, checksum, samples), model=entry,
-                           judge=_judge_entry(cfg, judge), extractors=extractor_names(cfg), command="run")  # fmt: skip
+            write_manifest(
+                store,
+                cfg,
+                identity,
+                dialogues_entry(set_root, checksum, samples),
+                model=entry,
+                judge=_judge_entry(cfg, judge),
+                extractors=extractor_names(cfg),
+                command="run",
+            )
             limits = ReplyLimits(cfg.max_reply_chars, cfg.max_reply_s)
-            stage = RespondStage(store, samples, set_root, identity, model, limits=limits, strict=cfg.strict, model_spec=spec)  # fmt: skip
-            responded = run_stage(store, stage, strict=cfg.strict, progress=progress, executor=executor)  # fmt: skip
+            stage = RespondStage(
+                store,
+                samples,
+                set_root,
+                identity,
+                model,
+                limits=limits,
+                strict=cfg.strict,
+                model_spec=spec,
+            )
+            responded = run_stage(
+                store, stage, strict=cfg.strict, progress=progress, executor=executor
+            )
         finally:
             getattr(model, "close", lambda: None)()
-        measured = measure(store, samples, cfg, responded.records, judge=judge, progress=progress, executor=executor)  # fmt: skip
+        measured = measure(
+            store,
+            samples,
+            cfg,
+            responded.records,
+            judge=judge,
+            progress=progress,
+            executor=executor,
+        )
         measured.counts["respond"] = responded.counts
         return RunResult(store, report(store, samples, cfg, measured), measured.counts)
 
@@ -152,9 +186,13 @@ class StoredRun:
             raise ValueError(
                 f"{self.store.manifest_path}: no reply in respond.jsonl is of the model "
                 "configuration this manifest names"
-                + ("" if "identity" in self.manifest else " (it has no identity: written by an older stylebench or edited)")
+                + (
+                    ""
+                    if "identity" in self.manifest
+                    else " (it has no identity: written by an older stylebench or edited)"
+                )
                 + "; re-run the folder with the stylebench that made it, or run it again"
-            )  # fmt: skip
+            )
         return records
 
 
@@ -169,10 +207,27 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     manifest = read_run_manifest(store)
     base = flatten(manifest["config"])
     if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
-        for key in ("judge_model", "judge_url", "judge_args", "judge_prompt", "judge_prompt_srd", "judge_prompt_mrd"):  # fmt: skip
+        for key in (
+            "judge_model",
+            "judge_url",
+            "judge_args",
+            "judge_prompt",
+            "judge_prompt_srd",
+            "judge_prompt_mrd",
+        ):
             base.pop(key, None)
-    for name, options in (("captioner", ("caption_model", "caption_url", "caption_args")),
-                          ("caption_judge", ("caption_judge_model", "caption_judge_url", "caption_judge_args", "caption_judge_prompt"))):  # fmt: skip
+    for name, options in (
+        ("captioner", ("caption_model", "caption_url", "caption_args")),
+        (
+            "caption_judge",
+            (
+                "caption_judge_model",
+                "caption_judge_url",
+                "caption_judge_args",
+                "caption_judge_prompt",
+            ),
+        ),
+    ):
         if overrides.get(name) not in (None, base.get(name)):  # another backend: drop its options
             for key in options:
                 base.pop(key, None)
@@ -196,11 +251,26 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
     with store.lock("stylebench score"):
         identity = stored_identity(run.manifest)
         judge = _judge(cfg)
-        write_manifest(store, cfg, identity, dialogues_entry(run.set_root, run.checksum, samples),
-                       model=run.manifest.get("model") or identity.model, judge=_judge_entry(cfg, judge),
-                       extractors=extractor_names(cfg), command="score")  # fmt: skip
+        write_manifest(
+            store,
+            cfg,
+            identity,
+            dialogues_entry(run.set_root, run.checksum, samples),
+            model=run.manifest.get("model") or identity.model,
+            judge=_judge_entry(cfg, judge),
+            extractors=extractor_names(cfg),
+            command="score",
+        )
         with make_executor(cfg.executor) as executor:
-            measured = measure(store, samples, cfg, run.replies(), judge=judge, progress=progress, executor=executor)  # fmt: skip
+            measured = measure(
+                store,
+                samples,
+                cfg,
+                run.replies(),
+                judge=judge,
+                progress=progress,
+                executor=executor,
+            )
         return RunResult(store, report(store, samples, cfg, measured), measured.counts)
 
 
@@ -208,5 +278,13 @@ def report_only(run_dir: Path | str) -> RunResult:
     """Rebuild the report files from the current stored records."""
     run = open_stored(run_dir)
     with run.store.lock("stylebench report"):
-        measured = measure(run.store, run.samples, run.cfg, run.replies(), judge=_judge(run.cfg), compute=False, progress=False)  # fmt: skip
+        measured = measure(
+            run.store,
+            run.samples,
+            run.cfg,
+            run.replies(),
+            judge=_judge(run.cfg),
+            compute=False,
+            progress=False,
+        )
         return RunResult(run.store, report(run.store, run.samples, run.cfg, measured), {})

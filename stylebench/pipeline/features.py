@@ -53,10 +53,17 @@ class FeaturesStage:
         cfp = self.cfg.fp()
         units = []
         for s in self.samples:
-            reps = {k: r for k in TURNS if (r := self.replies.get((s.id, k))) is not None and r.status == "ok"}  # fmt: skip
+            reps = {
+                k: r
+                for k in TURNS
+                if (r := self.replies.get((s.id, k))) is not None and r.status == "ok"
+            }
             trs = {k: t for k in reps if (t := self.transcripts.get((s.id, k))) is not None}
-            key = fingerprint(cfp, {k: r.sha256 for k, r in reps.items()},
-                              {k: (t.status, t.text) for k, t in trs.items()})  # fmt: skip
+            key = fingerprint(
+                cfp,
+                {k: r.sha256 for k, r in reps.items()},
+                {k: (t.status, t.text) for k, t in trs.items()},
+            )
             if reps:
                 units.append(Unit(s.id, {(s.id, k): key for k in reps}, payload=(s, reps, trs)))
         return units
@@ -65,13 +72,20 @@ class FeaturesStage:
 
     def job(self, unit: Unit, done: Mapping[Key, Any]) -> FeaturesJob:
         s, reps, trs = unit.payload
-        pending = tuple(k for k in reps if not (done.get((s.id, k)) and done[(s.id, k)].status == "ok"))  # fmt: skip
-        audio = {k: Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio)) for k, r in reps.items()}  # fmt: skip
+        pending = tuple(
+            k for k in reps if not (done.get((s.id, k)) and done[(s.id, k)].status == "ok")
+        )
+        audio = {
+            k: Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio))
+            for k, r in reps.items()
+        }
         texts = {k: r.text for k, r in reps.items()}
         fps = {k: unit.fps[(s.id, k)] for k in reps}
         return FeaturesJob(s.id, s.lang, audio, texts, trs, fps, pending, self.cfg, self.strict)
 
-    def accept(self, unit: Unit, outcomes: Iterable[FeatureRecord], done: Mapping[Key, Any]) -> Iterable[FeatureRecord]:  # fmt: skip
+    def accept(
+        self, unit: Unit, outcomes: Iterable[FeatureRecord], done: Mapping[Key, Any]
+    ) -> Iterable[FeatureRecord]:
         return outcomes
 
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[FeatureRecord]:
@@ -95,7 +109,9 @@ class FeaturesJob:
     def shipped(self) -> FeaturesJob:
         return replace(self, audio={k: b.shipped() for k, b in self.audio.items()})
 
-    def run(self, resident: Any = None, where: Mapping[str, Any] | None = None) -> Iterator[FeatureRecord]:  # fmt: skip
+    def run(
+        self, resident: Any = None, where: Mapping[str, Any] | None = None
+    ) -> Iterator[FeatureRecord]:
         """Yield the records of the pending turns; unscorable audio is an error record."""
         with tempfile.TemporaryDirectory(prefix="stylebench-job-") as tmp:
             yield from self._run(Path(tmp), dict(where) if where else {})
@@ -112,8 +128,14 @@ class FeaturesJob:
                 if self.strict:
                     raise
                 if k in pending:
-                    yield FeatureRecord(sid, k, "error", self.fps[k], error=f"{type(exc).__name__}: {exc}", raw=raw)  # fmt: skip
-        finished = finish_sample(parts, dict(self.transcripts), self.lang, dict(self.texts)) if parts else {}  # fmt: skip
+                    yield FeatureRecord(
+                        sid, k, "error", self.fps[k], error=f"{type(exc).__name__}: {exc}", raw=raw
+                    )
+        finished = (
+            finish_sample(parts, dict(self.transcripts), self.lang, dict(self.texts))
+            if parts
+            else {}
+        )
         for k, result in finished.items():
             if k not in pending:
                 continue
@@ -123,4 +145,6 @@ class FeaturesJob:
                 yield FeatureRecord(sid, k, "error", self.fps[k], error=result, raw=raw)
             else:
                 check_declared(result[0])
-                yield FeatureRecord(sid, k, "ok", self.fps[k], values=result[0], flags=result[1], raw=raw)  # fmt: skip
+                yield FeatureRecord(
+                    sid, k, "ok", self.fps[k], values=result[0], flags=result[1], raw=raw
+                )

@@ -21,8 +21,15 @@ _BUILT: dict[str, Any] = {}
 
 
 def _judge_key(jc: JudgeConfig) -> str:
-    fields = (jc.judge, jc.judge_model, jc.judge_url, jc.judge_prompt, jc.judge_prompt_srd,
-              jc.judge_prompt_mrd, sorted(dict(jc.judge_args).items()))  # fmt: skip
+    fields = (
+        jc.judge,
+        jc.judge_model,
+        jc.judge_url,
+        jc.judge_prompt,
+        jc.judge_prompt_srd,
+        jc.judge_prompt_mrd,
+        sorted(dict(jc.judge_args).items()),
+    )
     return json.dumps(fields, default=str)
 
 
@@ -56,15 +63,23 @@ def _build_judge(jc: JudgeConfig) -> Any:
     kw: dict[str, Any] = {}
     prompt_opts = (jc.judge_prompt, jc.judge_prompt_srd, jc.judge_prompt_mrd)
     if "prompts" in params:
-        kw["prompts"] = load_prompts(jc.judge_prompt, srd=jc.judge_prompt_srd, mrd=jc.judge_prompt_mrd)  # fmt: skip
+        kw["prompts"] = load_prompts(
+            jc.judge_prompt, srd=jc.judge_prompt_srd, mrd=jc.judge_prompt_mrd
+        )
     elif any(p is not None for p in prompt_opts):
         raise ValueError(f"the {jc.judge!r} judge uses no prompt; drop --judge-prompt*")
     flags = {"model": "--judge-model", "url": "--judge-url"}
-    for name, value in {"model": jc.judge_model, "url": jc.judge_url, **dict(jc.judge_args)}.items():  # fmt: skip
+    for name, value in {
+        "model": jc.judge_model,
+        "url": jc.judge_url,
+        **dict(jc.judge_args),
+    }.items():
         if value is None:
             continue
         if name not in params and not open_kw:
-            raise ValueError(f"the {jc.judge!r} judge takes no {flags.get(name, f'--judge-arg {name}=...')}")  # fmt: skip
+            raise ValueError(
+                f"the {jc.judge!r} judge takes no {flags.get(name, f'--judge-arg {name}=...')}"
+            )
         kw[name] = value
     return cls(**kw)
 
@@ -73,7 +88,9 @@ def skip_reason(cfg: RunConfig) -> str | None:
     if cfg.judge.judge == "none":
         return "the judge is off (--judge none)"
     if cfg.measure.asr == "none" and cfg.judge.judge_input == "transcript":
-        return "no transcripts (--asr none); the judge reads ASR transcripts (or --judge-input text)"  # fmt: skip
+        return (
+            "no transcripts (--asr none); the judge reads ASR transcripts (or --judge-input text)"
+        )
     return None
 
 
@@ -103,11 +120,15 @@ def approximation_note(desc: dict[str, Any], backend: str) -> str:
             f"relevance verdicts (SRD/MRD) come from judge {backend} {model}, the paper's judge "
             "model, with stylebench's own prompts (not the paper's), so verdicts may differ"
         )
-    return f"relevance verdicts (SRD/MRD) come from judge {backend} {model}, an approximation of the paper's judge ({PAPER_JUDGE})"  # fmt: skip
+    return f"relevance verdicts (SRD/MRD) come from judge {backend} {model}, an approximation of the paper's judge ({PAPER_JUDGE})"
 
 
 def gate_report(
-    cfg: RunConfig, samples: Sequence[Sample], desc: dict[str, Any] | None, records: dict, inputs: Inputs  # fmt: skip
+    cfg: RunConfig,
+    samples: Sequence[Sample],
+    desc: dict[str, Any] | None,
+    records: dict,
+    inputs: Inputs,
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """``(report extra keys, sample ids to leave out of style scores, notes)`` for a run."""
     from stylebench.pipeline.judge import MRD_TURN, SRD_TURN
@@ -117,18 +138,31 @@ def gate_report(
     why = skip_reason(cfg)
     if why or desc is None:
         why = why or "no judge"
-        extra = rl.skipped_block({"backend": jc.judge, "model": jc.judge_model}, why, jc.mrd_threshold)  # fmt: skip
+        extra = rl.skipped_block(
+            {"backend": jc.judge, "model": jc.judge_model}, why, jc.mrd_threshold
+        )
         return extra, [], [f"relevance gate not applied: {why}; eligibility unknown"]
     ids = [s.id for s in samples]
     srd = rl.labels_from_records(records, ids, SRD_TURN)
     mrd = rl.labels_from_records(records, ids, MRD_TURN)
     note = approximation_note(desc, jc.judge)
-    who = {"backend": jc.judge, "model": desc.get("model"), "input": jc.judge_input, "describe": desc,
-           "approximation": is_approximation(desc, jc.judge)}  # fmt: skip
+    who = {
+        "backend": jc.judge,
+        "model": desc.get("model"),
+        "input": jc.judge_input,
+        "describe": desc,
+        "approximation": is_approximation(desc, jc.judge),
+    }
     extra = rl.report_block(
-        who, srd, mrd, rl.cells_of(samples), threshold=jc.mrd_threshold,
-        filter_mrd=jc.filter_mrd, n_boot=cfg.score.n_boot, seed=cfg.decode.seed,
-    )  # fmt: skip
+        who,
+        srd,
+        mrd,
+        rl.cells_of(samples),
+        threshold=jc.mrd_threshold,
+        filter_mrd=jc.filter_mrd,
+        n_boot=cfg.score.n_boot,
+        seed=cfg.decode.seed,
+    )
     notes = [note]
     sources = [src for src, _ in inputs.values()]
     extra["judge"]["sources"] = {src: sources.count(src) for src in sorted(set(sources))}
@@ -148,9 +182,13 @@ def gate_report(
         )
     if not reads_transcripts(cfg):
         src = "--judge-input text" if jc.judge_input == "text" else "no ASR (--asr none)"
-        notes.append(f"relevance judged on the models' text channel ({src}), not on ASR transcripts of what they said")  # fmt: skip
+        notes.append(
+            f"relevance judged on the models' text channel ({src}), not on ASR transcripts of what they said"
+        )
     if extra["eligible"] is False:
-        notes.append(f"not eligible: MRD {extra['mrd']}% <= {jc.mrd_threshold:g}%; style cells are shown marked, for inspection only")  # fmt: skip
+        notes.append(
+            f"not eligible: MRD {extra['mrd']}% <= {jc.mrd_threshold:g}%; style cells are shown marked, for inspection only"
+        )
     exclude = rl.mrd_exclusions(mrd) if jc.filter_mrd else []
     return extra, exclude, notes
 

@@ -66,7 +66,9 @@ def sample_inputs(
 
 
 def plan_requests(
-    samples: Sequence[Sample], inputs: Mapping[str, tuple[str, dict[int, str]]], judge_desc: dict[str, Any]  # fmt: skip
+    samples: Sequence[Sample],
+    inputs: Mapping[str, tuple[str, dict[int, str]]],
+    judge_desc: dict[str, Any],
 ) -> dict[Key, tuple[str, Any]]:
     """Every judge key that can be asked now, with its fingerprint and request."""
     from stylebench.metrics.judges.base import JudgeRequest
@@ -80,7 +82,9 @@ def plan_requests(
         if 1 in text:
             asks[SRD_TURN] = JudgeRequest("srd", s.lang, ((s.turns[0].text, text[1]),))
         if len(text) == 3:
-            asks[MRD_TURN] = JudgeRequest("mrd", s.lang, tuple((s.turns[k - 1].text, text[k]) for k in TURNS))  # fmt: skip
+            asks[MRD_TURN] = JudgeRequest(
+                "mrd", s.lang, tuple((s.turns[k - 1].text, text[k]) for k in TURNS)
+            )
         for turn, req in asks.items():
             plan[(s.id, turn)] = (fingerprint(jfp, asdict(req)), req)
     return plan
@@ -94,8 +98,16 @@ class JudgeStage:
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "batch"
 
-    def __init__(self, requests: Mapping[Key, tuple[str, Any]], judge: Any, desc: dict[str, Any],
-                 *, cache: Any = None, strict: bool = False, chunk: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self,
+        requests: Mapping[Key, tuple[str, Any]],
+        judge: Any,
+        desc: dict[str, Any],
+        *,
+        cache: Any = None,
+        strict: bool = False,
+        chunk: int = 64,
+    ) -> None:
         self.requests, self.judge, self.desc = requests, judge, desc
         self.cache, self.strict, self.chunk = cache, strict, chunk
         self._first = True
@@ -125,13 +137,29 @@ class JudgeStage:
             if isinstance(res, JudgeError):
                 if self.strict:
                     raise res
-                yield JudgeRecord(*key, "error", fp, kind=req.kind, backend=backend, model=model, error=f"JudgeError: {res}")  # fmt: skip
+                yield JudgeRecord(
+                    *key,
+                    "error",
+                    fp,
+                    kind=req.kind,
+                    backend=backend,
+                    model=model,
+                    error=f"JudgeError: {res}",
+                )
             else:
                 yield JudgeRecord(
-                    *key, "ok", fp, kind=req.kind, label=res.label, score=res.score,
-                    reason=res.reason, raw=res.raw[:2000], backend=backend, model=model,
+                    *key,
+                    "ok",
+                    fp,
+                    kind=req.kind,
+                    label=res.label,
+                    score=res.score,
+                    reason=res.reason,
+                    raw=res.raw[:2000],
+                    backend=backend,
+                    model=model,
                     cached=i in hits,
-                )  # fmt: skip
+                )
         failed = [r for r in results if isinstance(r, JudgeError)]
         first, self._first = self._first, False
         if first and failed and len(failed) == len(results):  # systematic, not a glitch

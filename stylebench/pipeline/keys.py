@@ -49,4 +49,6 @@ class Identity:
 def turn_fp(identity: Identity, sample: Sample, k: int, prior_shas: Sequence[str]) -> str:
     """The fingerprint of turn ``k``: the model, the decode settings, the sample, and the
     sha256 of every earlier reply (the history the model heard)."""
-    return fingerprint("respond", identity.model_fp, asdict(identity.decode), asdict(sample), k, list(prior_shas))  # fmt: skip
+    return fingerprint(
+        "respond", identity.model_fp, asdict(identity.decode), asdict(sample), k, list(prior_shas)
+    )

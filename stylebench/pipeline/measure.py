@@ -156,7 +156,11 @@ def choose_span(parts: dict[int, dict[str, Any]]) -> tuple[str | None, dict[int,
     flags: dict[int, list[str]] = {k: [] for k in parts}
     if all(p["silero_suspect"] is None for p in parts.values()):  # --vad energy: no cross-check
         return "energy", flags
-    silero_bad = [k for k, p in parts.items() if p["silero_suspect"] or ("silero" not in p["spans"] and "energy" in p["spans"])]  # fmt: skip
+    silero_bad = [
+        k
+        for k, p in parts.items()
+        if p["silero_suspect"] or ("silero" not in p["spans"] and "energy" in p["spans"])
+    ]
     uses_silero = any("silero" in p["spans"] for p in parts.values())
     backend = "silero" if uses_silero and not silero_bad else "energy"
     for k in silero_bad:

@@ -55,8 +55,10 @@ class ProbeStage:
     def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[ProbeRecord]:
         from stylebench.metrics.emotion_probe import top
 
-        (key, fp), = unit.fps.items()
+        ((key, fp),) = unit.fps.items()
         backend, model = self.probe
         probs = self.get_probe().probabilities(self.store.root / unit.payload.audio)
         label, p = top(probs)
-        yield ProbeRecord(*key, "ok", fp, probs=probs, top=label, top_prob=p, backend=backend, model=model)  # fmt: skip
+        yield ProbeRecord(
+            *key, "ok", fp, probs=probs, top=label, top_prob=p, backend=backend, model=model
+        )

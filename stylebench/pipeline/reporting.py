@@ -21,26 +21,40 @@ def extractor_names(cfg: RunConfig) -> dict[str, str]:
         "mean": "mean over voiced frames",
         "median": "median over voiced frames",
     }[m.pitch_stat]
-    probe = "" if cfg.emotion.emotion_probe == "none" else f"; probe {cfg.emotion.emotion_probe} {cfg.emotion.probe_model}"  # fmt: skip
+    probe = (
+        ""
+        if cfg.emotion.emotion_probe == "none"
+        else f"; probe {cfg.emotion.emotion_probe} {cfg.emotion.probe_model}"
+    )
     return {
         "pitch": f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {stat}",
-        "volume": f"RMS over speech-active samples ({m.vad} VAD" + (", energy fallback per sample when it misses speech" if m.vad == "silero" else "") + "), linear amplitude; whole-file RMS beside it",
+        "volume": f"RMS over speech-active samples ({m.vad} VAD"
+        + (", energy fallback per sample when it misses speech" if m.vad == "silero" else "")
+        + "), linear amplitude; whole-file RMS beside it",
         "speed": "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over the "
-        "first-to-last speech span" + ("; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)" if m.speed_source == "nuclei" else ""),
+        "first-to-last speech span"
+        + (
+            "; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)"
+            if m.speed_source == "nuclei"
+            else ""
+        ),
         "asr": "none" if m.asr == "none" else f"{m.asr} {m.asr_model}" + asr_how(cfg),
         "vad": m.vad,
         "unscored": "replies too short (< 1 s of speech or < 4 syllables) or not speech are "
         "unscored on every dimension, doubtful transcripts on speed, disagreeing F0 trackers on "
         "pitch (docs/metrics.md#unscored-replies); they count in n, not in n_ok",
         "emotion": "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
-        "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side" + probe,
-    }  # fmt: skip
+        "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side"
+        + probe,
+    }
 
 
 def asr_how(cfg: RunConfig) -> str:
     """How the ASR decoded, when not the default (CPU, one reply at a time)."""
     ex = cfg.executor
-    parts = ([f"{ex.asr_device} float16"] if ex.asr_device != "cpu" else []) + ([f"batched first pass, {ex.asr_batch_size} replies"] if ex.asr_batch_size > 1 else [])  # fmt: skip
+    parts = ([f"{ex.asr_device} float16"] if ex.asr_device != "cpu" else []) + (
+        [f"batched first pass, {ex.asr_batch_size} replies"] if ex.asr_batch_size > 1 else []
+    )
     return f" ({'; '.join(parts)})" if parts else ""
 
 
@@ -66,7 +80,9 @@ def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence
     )
 
 
-def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured: Measured) -> dict[str, Any]:  # fmt: skip
+def report(
+    store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured: Measured
+) -> dict[str, Any]:
     """Score the current records and write report.json/.md/.csv (and the plot)."""
     from stylebench.metrics.dims.base import ScoreContext
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
@@ -80,9 +96,18 @@ def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured:
     m, sc = cfg.measure, cfg.score
     ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
     turn_scores = collect_turn_scores(samples, measured.replies, measured.features, ctx)
-    thresholds = Thresholds(pitch_st=sc.pitch_st, volume_db=sc.volume_db, speed_pct=sc.speed_pct, emotion_delta=sc.prosody_delta)  # fmt: skip
-    judge_extra, exclude, judge_notes = gate.gate_report(cfg, samples, measured.judge_desc, measured.verdicts, measured.inputs)  # fmt: skip
-    cells = score_cells(turn_scores, thresholds=thresholds, n_boot=sc.n_boot, seed=cfg.decode.seed, exclude=exclude)  # fmt: skip
+    thresholds = Thresholds(
+        pitch_st=sc.pitch_st,
+        volume_db=sc.volume_db,
+        speed_pct=sc.speed_pct,
+        emotion_delta=sc.prosody_delta,
+    )
+    judge_extra, exclude, judge_notes = gate.gate_report(
+        cfg, samples, measured.judge_desc, measured.verdicts, measured.inputs
+    )
+    cells = score_cells(
+        turn_scores, thresholds=thresholds, n_boot=sc.n_boot, seed=cfg.decode.seed, exclude=exclude
+    )
     notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
     if any(s.dim == "emotion" for s in samples):
         notes += emotion_notes(cfg)
@@ -91,20 +116,30 @@ def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured:
     if speed_ids:
         notes.append(speed_source_note(cfg, speed_ids, turn_scores))
     if m.asr != "none" and m.asr_model in ("base", "tiny.en"):
-        notes.append(f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3")
+        notes.append(
+            f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3"
+        )
     from stylebench.pipeline.caption import self_caption_warning
     from stylebench.scoring.captions import caption_report_block
 
-    captions, caption_notes = caption_report_block(store.root, samples, cfg, measured, turn_scores, thresholds, exclude)  # fmt: skip
+    captions, caption_notes = caption_report_block(
+        store.root, samples, cfg, measured, turn_scores, thresholds, exclude
+    )
     warn = self_caption_warning(cfg, store.read_manifest().get("model") if store.exists() else None)
     notes += caption_notes + ([warn] if warn else [])
     human = human_report_block(store.root)
     hears = history_note(store.read_manifest().get("model") or {})
     notes += [hears] if hears else []
     meta = ReportMeta(
-        model=cfg.model, run_id=store.root.name, dims=cfg.dims, langs=cfg.langs,
-        thresholds=thresholds, extractors=extractor_names(cfg), n_samples=len(samples),
-        n_turns_total=len(turn_scores), n_turns_ok=sum(t.value is not None for t in turn_scores),
+        model=cfg.model,
+        run_id=store.root.name,
+        dims=cfg.dims,
+        langs=cfg.langs,
+        thresholds=thresholds,
+        extractors=extractor_names(cfg),
+        n_samples=len(samples),
+        n_turns_total=len(turn_scores),
+        n_turns_ok=sum(t.value is not None for t in turn_scores),
         notes=tuple(notes),
         extra={
             **({"human": human} if human else {}),
@@ -113,7 +148,7 @@ def report(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured:
             **captions,
             **emotion_report_block(store.root, samples, cfg, turn_scores, exclude, measured),
         },
-    )  # fmt: skip
+    )
     return write_reports(store.root, meta, cells, turn_scores, exclude=exclude)
 
 
@@ -122,6 +157,8 @@ def history_note(model: dict[str, Any]) -> str:
     kind = model.get("history_kind")
     if not kind:
         return ""
-    return (f"History kind: {kind}. Turns 2 and 3 reached the model with earlier replies as "
-            f"'{kind}' ({model.get('history') or 'no detail recorded'}); compare models of the "
-            "same kind when reading multi-turn scores.")  # fmt: skip
+    return (
+        f"History kind: {kind}. Turns 2 and 3 reached the model with earlier replies as "
+        f"'{kind}' ({model.get('history') or 'no detail recorded'}); compare models of the "
+        "same kind when reading multi-turn scores."
+    )

@@ -84,12 +84,19 @@ class RespondStage:
         """The unit's sample with its user audio and earlier ok replies, by path."""
         s: Sample = unit.payload
         mine = {k: r for k in TURNS if (r := done.get((s.id, k))) is not None}
-        replies = {k: Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio))
-                   for k, r in mine.items() if r.status == "ok"}  # fmt: skip
-        users = tuple(Blob(f"user/{Path(t.audio).name}", path=str(self.set_root / t.audio)) for t in s.turns)  # fmt: skip
+        replies = {
+            k: Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio))
+            for k, r in mine.items()
+            if r.status == "ok"
+        }
+        users = tuple(
+            Blob(f"user/{Path(t.audio).name}", path=str(self.set_root / t.audio)) for t in s.turns
+        )
         return RespondJob(s, self.identity, users, mine, replies, self.limits, self.strict)
 
-    def accept(self, unit: Unit, outcomes: Iterable[ReplyOut], done: Mapping[Key, Any]) -> Iterator[RespondRecord]:  # fmt: skip
+    def accept(
+        self, unit: Unit, outcomes: Iterable[ReplyOut], done: Mapping[Key, Any]
+    ) -> Iterator[RespondRecord]:
         """Write each new reply's wav into the run folder (atomically), then hand its record on.
 
         A repeated delivery of a turn that is already ok leaves the stored wav alone: the first

@@ -75,19 +75,36 @@ def measure(
         from stylebench.pipeline.transcribe import AsrSpec, TranscribeStage
 
         asr, spec = (m.asr, m.asr_model), AsrSpec(m.asr, m.asr_model, ex.asr_device)
-        stage = TranscribeStage(store, replies, {s.id: s.lang for s in samples}, asr, functools.cache(spec),
-                                spec=spec, batch_size=ex.asr_batch_size, strict=cfg.strict,
-                                machine=None if compute else recorded_asr_machine(store))  # fmt: skip
+        stage = TranscribeStage(
+            store,
+            replies,
+            {s.id: s.lang for s in samples},
+            asr,
+            functools.cache(spec),
+            spec=spec,
+            batch_size=ex.asr_batch_size,
+            strict=cfg.strict,
+            machine=None if compute else recorded_asr_machine(store),
+        )
         res = run_stage(store, stage, executor=executor, **kw)
         out.transcripts, out.counts["transcribe"] = res.records, res.counts
-    res = run_stage(store, FeaturesStage(store, samples, replies, out.transcripts, feature_config(cfg), strict=cfg.strict), executor=executor, **kw)  # fmt: skip
+    res = run_stage(
+        store,
+        FeaturesStage(
+            store, samples, replies, out.transcripts, feature_config(cfg), strict=cfg.strict
+        ),
+        executor=executor,
+        **kw,
+    )
     out.features, out.counts["features"] = res.records, res.counts
     emo = {s.id for s in samples if s.dim == "emotion"}
     if cfg.emotion.emotion_probe != "none" and emo:
         from stylebench.pipeline.probe import PROBES, ProbeStage
 
         probe = (cfg.emotion.emotion_probe, cfg.emotion.probe_model)
-        stage = ProbeStage(store, replies, emo, probe, functools.cache(lambda: PROBES.load(probe[0])(probe[1])))  # fmt: skip
+        stage = ProbeStage(
+            store, replies, emo, probe, functools.cache(lambda: PROBES.load(probe[0])(probe[1]))
+        )
         res = run_stage(store, stage, **kw)
         out.probes, out.counts["probe"] = res.records, res.counts
     if cfg.caption.captioner != "none":
@@ -97,14 +114,18 @@ def measure(
     return out
 
 
-def _caption(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, out: Measured, kw: dict[str, Any]) -> None:  # fmt: skip
+def _caption(
+    store: RunStore, samples: Sequence[Sample], cfg: RunConfig, out: Measured, kw: dict[str, Any]
+) -> None:
     from stylebench.metrics.captions.base import CAPTION_JUDGES, CAPTIONERS, load_instruction
     from stylebench.metrics.dims.base import ScoreContext
     from stylebench.metrics.judges.cache import JudgeCache, default_cache_path
     from stylebench.pipeline.caption import CaptionJudgeStage, CaptionStage, build, dim_values
 
     cc, m = cfg.caption, cfg.measure
-    captioner = build(CAPTIONERS, cc.captioner, cc.caption_model, cc.caption_url, cc.caption_args, "captioner")  # fmt: skip
+    captioner = build(
+        CAPTIONERS, cc.captioner, cc.caption_model, cc.caption_url, cc.caption_args, "captioner"
+    )
     offline = cc.captioner == "features"  # reads the measurements; emotion has none to describe
     dims = sorted({s.dim for s in samples if not (offline and s.dim == "emotion")})
     instructions = {d: load_instruction(d, cc.caption_prompt) for d in dims}
@@ -112,24 +133,53 @@ def _caption(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, out: Me
     if offline:
         ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
         extra = {"features": out.features, "values": dim_values(samples, out.features, ctx)}
-    stage = CaptionStage(store, samples, out.replies, captioner, instructions, strict=cfg.strict, **extra)  # fmt: skip
+    stage = CaptionStage(
+        store, samples, out.replies, captioner, instructions, strict=cfg.strict, **extra
+    )
     res = run_stage(store, stage, **kw)
     out.captions, out.counts["caption"] = res.records, res.counts
-    jargs = {**cc.caption_judge_args, **({"prompt": cc.caption_judge_prompt} if cc.caption_judge_prompt else {})}  # fmt: skip
-    judge = build(CAPTION_JUDGES, cc.caption_judge, cc.caption_judge_model, cc.caption_judge_url, jargs, "caption judge")  # fmt: skip
-    out.caption_desc = {"captioner": stage.desc, "judge": judge.describe(),
-                        "instructions": {d: {"name": i.name, "sha256": i.sha256, "source": i.source} for d, i in instructions.items()}}  # fmt: skip
+    jargs = {
+        **cc.caption_judge_args,
+        **({"prompt": cc.caption_judge_prompt} if cc.caption_judge_prompt else {}),
+    }
+    judge = build(
+        CAPTION_JUDGES,
+        cc.caption_judge,
+        cc.caption_judge_model,
+        cc.caption_judge_url,
+        jargs,
+        "caption judge",
+    )
+    out.caption_desc = {
+        "captioner": stage.desc,
+        "judge": judge.describe(),
+        "instructions": {
+            d: {"name": i.name, "sha256": i.sha256, "source": i.source}
+            for d, i in instructions.items()
+        },
+    }
     use_cache = cc.caption_judge != "lexicon" and cfg.judge.judge_cache and kw["compute"]
     cache = JudgeCache(default_cache_path()) if use_cache else None
     try:
-        res = run_stage(store, CaptionJudgeStage(samples, out.captions, judge, cache=cache, strict=cfg.strict), **kw)  # fmt: skip
+        res = run_stage(
+            store,
+            CaptionJudgeStage(samples, out.captions, judge, cache=cache, strict=cfg.strict),
+            **kw,
+        )
     finally:
         if cache is not None:
             cache.close()
     out.caption_verdicts, out.counts["caption_judge"] = res.records, res.counts
 
 
-def _judge(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, judge: Any, out: Measured, kw: dict[str, Any]) -> None:  # fmt: skip
+def _judge(
+    store: RunStore,
+    samples: Sequence[Sample],
+    cfg: RunConfig,
+    judge: Any,
+    out: Measured,
+    kw: dict[str, Any],
+) -> None:
     from stylebench.metrics.judges.cache import JudgeCache, default_cache_path
     from stylebench.pipeline.judge import JudgeStage, plan_requests, sample_inputs
 
@@ -139,7 +189,9 @@ def _judge(store: RunStore, samples: Sequence[Sample], cfg: RunConfig, judge: An
     requests = plan_requests(samples, out.inputs, desc)
     cache = JudgeCache(default_cache_path()) if cfg.judge.judge_cache and kw["compute"] else None
     try:
-        res = run_stage(store, JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict), **kw)  # fmt: skip
+        res = run_stage(
+            store, JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict), **kw
+        )
     finally:
         if cache is not None:
             cache.close()

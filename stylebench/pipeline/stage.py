@@ -92,7 +92,9 @@ class PortableStage(Stage, Protocol):
 
     def job(self, unit: Unit, done: Mapping[Key, Any]) -> Any: ...
 
-    def accept(self, unit: Unit, outcomes: Iterable[Any], done: Mapping[Key, Any]) -> Iterable[Any]: ...
+    def accept(
+        self, unit: Unit, outcomes: Iterable[Any], done: Mapping[Key, Any]
+    ) -> Iterable[Any]: ...
 
 
 def is_ok(record: Any) -> bool:
@@ -123,7 +125,9 @@ def run_stage(
     keys: dict[Key, str] = {k: fp for u in units for k, fp in u.fps.items()}
     done = store.load(stage.name, keys)
     counts = {"ok": 0, "error": 0, "skipped": 0}
-    bar = tqdm(total=len(units), desc=stage.name, unit=stage.unit, disable=not progress or not compute)
+    bar = tqdm(
+        total=len(units), desc=stage.name, unit=stage.unit, disable=not progress or not compute
+    )
     todo = []
     for unit in units:
         before = sum(is_ok(done.get(k)) for k in unit.fps)
@@ -132,7 +136,11 @@ def run_stage(
             todo.append(unit)
         else:
             bar.update(1)
-    pairs = executor.map(stage, todo, done) if executor is not None else ((u, stage.compute(u, done)) for u in todo)  # fmt: skip
+    pairs = (
+        executor.map(stage, todo, done)
+        if executor is not None
+        else ((u, stage.compute(u, done)) for u in todo)
+    )
     for unit, records in pairs:
         bar.update(1)
         try:
@@ -144,7 +152,9 @@ def run_stage(
             message = f"{type(exc).__name__}: {exc}"
             for key, fp in unit.fps.items():
                 if not is_ok(done.get(key)):
-                    _keep(store, stage.name, error_record(stage.name, key, fp, message), done, counts)  # fmt: skip
+                    _keep(
+                        store, stage.name, error_record(stage.name, key, fp, message), done, counts
+                    )
     bar.close()
     return StageResult(done, counts)
 
@@ -156,7 +166,9 @@ def repeated(done: Mapping[Key, Any], rec: Any) -> bool:
     return is_ok(prev) and prev.fp == rec.fp
 
 
-def _keep(store: RunStore, name: str, rec: Any, done: dict[Key, Any], counts: dict[str, int]) -> None:  # fmt: skip
+def _keep(
+    store: RunStore, name: str, rec: Any, done: dict[Key, Any], counts: dict[str, int]
+) -> None:
     if repeated(done, rec):
         counts["repeated"] = counts.get("repeated", 0) + 1
         return

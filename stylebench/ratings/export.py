@@ -188,9 +188,15 @@ def export_ratings(
         item = Item(token("i"), *question_for(s.dim, s.emotion), tuple(turns))
         items.append(item)
         key_items[item.item_id] = {
-            "kind": "sample", "sample_id": s.id, "dim": s.dim, "direction": s.direction,
-            "lang": s.lang, "group": s.emotion, "voice": s.voice, "turns": key_turns,
-        }  # fmt: skip
+            "kind": "sample",
+            "sample_id": s.id,
+            "dim": s.dim,
+            "direction": s.direction,
+            "lang": s.lang,
+            "group": s.emotion,
+            "voice": s.voice,
+            "turns": key_turns,
+        }
     # checks on the run's own acoustic dims first, so that they look like the other items
     dims = sorted(CHECK_LEVELS, key=lambda d: (d not in {s.dim for s in chosen}, d))
     for c in range(n_checks):
@@ -211,10 +217,14 @@ def export_ratings(
         items.append(item)
         answers = check_answers(levels)
         key_items[item.item_id] = {
-            "kind": "check", "transform": dim, "levels": levels, "answers": answers,
-            "source_sample_id": src.id, "source_audio": rec.audio,
+            "kind": "check",
+            "transform": dim,
+            "levels": levels,
+            "answers": answers,
+            "source_sample_id": src.id,
+            "source_audio": rec.audio,
             "turns": {str(k + 1): {"audio": t.audio} for k, t in enumerate(turns)},
-        }  # fmt: skip
+        }
     rater_ids = [f"r{i + 1:02d}" for i in range(raters)]
     orders = {}
     for rid in rater_ids:
@@ -226,12 +236,20 @@ def export_ratings(
         rows = [_sheet_row(test_id, rid, pos, it) for pos, it in enumerate(order, start=1)]
         (out / f"sheet_{rid}.csv").write_text(csv_text(rows), encoding="utf-8")
     key = {
-        "format": KEY_FORMAT, "test_id": test_id, "run_id": manifest.get("run_id"),
-        "run_dir": str(store.root), "model": (manifest.get("model") or {}).get("name"),
-        "seed": seed, "raters": rater_ids, "n_checks": n_checks, "orders": orders,
-        "items": key_items, "skipped": skipped, "embed_audio": embed_audio,
+        "format": KEY_FORMAT,
+        "test_id": test_id,
+        "run_id": manifest.get("run_id"),
+        "run_dir": str(store.root),
+        "model": (manifest.get("model") or {}).get("name"),
+        "seed": seed,
+        "raters": rater_ids,
+        "n_checks": n_checks,
+        "orders": orders,
+        "items": key_items,
+        "skipped": skipped,
+        "embed_audio": embed_audio,
         "shown": {it.item_id: asdict(it) for it in items},
-    }  # fmt: skip
+    }
     text = json.dumps(key, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     (out / "key.json").write_text(text, encoding="utf-8")
     keys_dir = store.root / "ratings" / "keys"

@@ -22,10 +22,24 @@ from typing import Any
 
 #: columns of a rating sheet and of the CSV the page downloads (one row per item)
 COLUMNS = (
-    "test_id", "rater_id", "position", "item_id", "question", "scale",
-    "audio_1", "audio_2", "audio_3", "text_1", "text_2", "text_3",
-    "choice_1_2", "choice_2_3", "intensity_1", "intensity_2", "intensity_3",
-)  # fmt: skip
+    "test_id",
+    "rater_id",
+    "position",
+    "item_id",
+    "question",
+    "scale",
+    "audio_1",
+    "audio_2",
+    "audio_3",
+    "text_1",
+    "text_2",
+    "text_3",
+    "choice_1_2",
+    "choice_2_3",
+    "intensity_1",
+    "intensity_2",
+    "intensity_3",
+)
 ANSWER_COLUMNS = ("choice_1_2", "choice_2_3", "intensity_1", "intensity_2", "intensity_3")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -49,8 +63,13 @@ def csv_text(rows: Iterable[Mapping[str, Any]]) -> str:
 def script_json(data: Any) -> str:
     """JSON that is safe inside a ``<script>`` element (no ``<``, ``>``, ``&`` or line separators)."""
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):  # fmt: skip
+    for ch, esc in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(ch, esc)
     return text
 

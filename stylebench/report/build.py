@@ -22,14 +22,43 @@ from stylebench.scoring.cells import (
 )
 
 CELL_KEYS = (
-    "dim", "direction", "lang", "pair", "group", "vsp", "vsp_ci", "vsp_all", "svd", "svd_ci",
-    "svd_signed", "change_mean", "n", "n_ok", "n_valid", "n_flagged", "errors",
-)  # fmt: skip
+    "dim",
+    "direction",
+    "lang",
+    "pair",
+    "group",
+    "vsp",
+    "vsp_ci",
+    "vsp_all",
+    "svd",
+    "svd_ci",
+    "svd_signed",
+    "change_mean",
+    "n",
+    "n_ok",
+    "n_valid",
+    "n_flagged",
+    "errors",
+)
 #: keys build_report and write_reports set; ``ReportMeta.extra`` may not redefine them
-RESERVED_KEYS = frozenset({
-    "model", "run_id", "dims", "langs", "cells", "per_turn", "thresholds", "extractors", "units",
-    "n_samples", "n_turns_total", "n_turns_ok", "notes", "plot",
-})  # fmt: skip
+RESERVED_KEYS = frozenset(
+    {
+        "model",
+        "run_id",
+        "dims",
+        "langs",
+        "cells",
+        "per_turn",
+        "thresholds",
+        "extractors",
+        "units",
+        "n_samples",
+        "n_turns_total",
+        "n_turns_ok",
+        "notes",
+        "plot",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -67,12 +96,24 @@ def _ci(ci: tuple[float, float] | None, nd: int) -> list[float] | None:
 def cell_dict(c: Cell) -> dict[str, Any]:
     """The JSON form of a cell (keys :data:`CELL_KEYS`): percents to 2 decimals, SVD to 3."""
     return {
-        "dim": c.dim, "direction": c.direction, "lang": c.lang, "pair": c.pair, "group": c.group,
-        "vsp": _round(c.vsp, 2), "vsp_ci": _ci(c.vsp_ci, 2), "vsp_all": _round(c.vsp_all, 2),
-        "svd": _round(c.svd, 3), "svd_ci": _ci(c.svd_ci, 3), "svd_signed": _round(c.svd_signed, 3),
-        "change_mean": _round(c.change_mean, 3), "n": c.n, "n_ok": c.n_ok, "n_valid": c.n_valid,
-        "n_flagged": c.n_flagged, "errors": dict(c.errors),
-    }  # fmt: skip
+        "dim": c.dim,
+        "direction": c.direction,
+        "lang": c.lang,
+        "pair": c.pair,
+        "group": c.group,
+        "vsp": _round(c.vsp, 2),
+        "vsp_ci": _ci(c.vsp_ci, 2),
+        "vsp_all": _round(c.vsp_all, 2),
+        "svd": _round(c.svd, 3),
+        "svd_ci": _ci(c.svd_ci, 3),
+        "svd_signed": _round(c.svd_signed, 3),
+        "change_mean": _round(c.change_mean, 3),
+        "n": c.n,
+        "n_ok": c.n_ok,
+        "n_valid": c.n_valid,
+        "n_flagged": c.n_flagged,
+        "errors": dict(c.errors),
+    }
 
 
 def _per_turn(turn_scores: Sequence[TurnScore], exclude: Collection[str]) -> list[dict[str, Any]]:
@@ -88,10 +129,18 @@ def _per_turn(turn_scores: Sequence[TurnScore], exclude: Collection[str]) -> lis
     ):
         for t, vals in groups[(dim, direction, lang, group)].items():
             ok = [v for v in vals if v is not None]
-            rows.append({
-                "dim": dim, "direction": direction, "lang": lang, "group": group, "turn": t,
-                "mean": _sig(sum(ok) / len(ok)) if ok else None, "n_ok": len(ok), "n": len(vals),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "dim": dim,
+                    "direction": direction,
+                    "lang": lang,
+                    "group": group,
+                    "turn": t,
+                    "mean": _sig(sum(ok) / len(ok)) if ok else None,
+                    "n_ok": len(ok),
+                    "n": len(vals),
+                }
+            )
     return rows
 
 

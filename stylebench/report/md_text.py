@@ -26,7 +26,6 @@ _BLOCK_START = re.compile(r"^(?:#|>|[-+](?=\s|$|[-+]))")
 _ORDERED_START = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
 
-
 def md_escape(text: Any) -> str:
     """Make outside text (model names, notes, error reasons) literal in Markdown.
 
@@ -81,16 +80,26 @@ def dim_table(dim: str, cells: Sequence[Mapping[str, Any]], mark: str = "") -> l
     """
     grouped = any(c["group"] for c in cells)
     head = ["direction", "lang", "pair"] + (["group"] if grouped else [])
-    head += ["VSP % [95% CI]", f"SVD {dimension(dim).words['svd']} [95% CI]", "signed change",
-             "n_ok/n", "flagged"]  # fmt: skip
+    head += [
+        "VSP % [95% CI]",
+        f"SVD {dimension(dim).words['svd']} [95% CI]",
+        "signed change",
+        "n_ok/n",
+        "flagged",
+    ]
     rows, errs = [], []
     for c in cells:
         key = [c["direction"], c["lang"], c["pair"]] + ([c["group"]] if grouped else [])
-        rows.append([md_escape(k) for k in key] + [
-            mark + fmt_ci(c["vsp"], c["vsp_ci"]) + _vsp_all(c),
-            mark + fmt_ci(c["svd"], c["svd_ci"], 2), _signed(c),
-            f"{c['n_ok']}/{c['n']}", str(c["n_flagged"]),
-        ])  # fmt: skip
+        rows.append(
+            [md_escape(k) for k in key]
+            + [
+                mark + fmt_ci(c["vsp"], c["vsp_ci"]) + _vsp_all(c),
+                mark + fmt_ci(c["svd"], c["svd_ci"], 2),
+                _signed(c),
+                f"{c['n_ok']}/{c['n']}",
+                str(c["n_flagged"]),
+            ]
+        )
         if c["errors"]:
             what = ", ".join(f"{md_escape(r)} ({k})" for r, k in c["errors"].items())
             errs.append(f"- {' / '.join(md_escape(k) for k in key)}: {what}")

@@ -77,8 +77,15 @@ def plot_trajectories(
                 xs.append(t + (i - (len(keys) - 1) / 2) * 0.04)  # dodge overlapping bars
                 ys.append(mean)
                 errs.append(half)
-            ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, label=f"{direction} {lang}",
-                        linestyle="-" if direction == "intensify" else "--")  # fmt: skip
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=errs,
+                marker="o",
+                capsize=3,
+                label=f"{direction} {lang}",
+                linestyle="-" if direction == "intensify" else "--",
+            )
         ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set_xticks([1, 2, 3])
         ax.set_xlabel("turn")

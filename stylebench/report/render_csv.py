@@ -8,10 +8,29 @@ import json
 from typing import Any
 
 COLUMNS = (
-    "model", "run_id", "dim", "direction", "lang", "pair", "group", "n", "n_ok", "n_valid",
-    "vsp", "vsp_ci_low", "vsp_ci_high", "vsp_all", "svd", "svd_ci_low", "svd_ci_high",
-    "svd_signed", "change_mean", "n_flagged", "errors", "eligible",
-)  # fmt: skip
+    "model",
+    "run_id",
+    "dim",
+    "direction",
+    "lang",
+    "pair",
+    "group",
+    "n",
+    "n_ok",
+    "n_valid",
+    "vsp",
+    "vsp_ci_low",
+    "vsp_ci_high",
+    "vsp_all",
+    "svd",
+    "svd_ci_low",
+    "svd_ci_high",
+    "svd_signed",
+    "change_mean",
+    "n_flagged",
+    "errors",
+    "eligible",
+)
 
 
 def to_csv(report: dict[str, Any]) -> str:
@@ -24,8 +43,11 @@ def to_csv(report: dict[str, Any]) -> str:
         for name in ("vsp", "svd"):
             ci = c[f"{name}_ci"]
             row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci if ci is not None else (None, None)
-        row.update(model=report["model"], run_id=report["run_id"],
-                   errors=json.dumps(c["errors"], ensure_ascii=False, sort_keys=True),
-                   eligible={True: "true", False: "false"}.get(report.get("eligible"), ""))  # fmt: skip
+        row.update(
+            model=report["model"],
+            run_id=report["run_id"],
+            errors=json.dumps(c["errors"], ensure_ascii=False, sort_keys=True),
+            eligible={True: "true", False: "false"}.get(report.get("eligible"), ""),
+        )
         w.writerow({k: "" if v is None else v for k, v in row.items()})
     return buf.getvalue()

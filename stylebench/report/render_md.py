@@ -25,14 +25,17 @@ def to_markdown(report: dict[str, Any]) -> str:
         *banner_markdown(report),  # the not-eligible banner, if any
         f"Thresholds: pitch {th['pitch_st']} st, volume {th['volume_db']} dB, "
         f"speed {th['speed_pct']}%, emotion {th.get('emotion_delta', 0.0)} pt. Extractors: "
-        + ("; ".join(f"{md_escape(k)}: {md_escape(v)}" for k, v in report["extractors"].items())
-           or "none recorded") + ".",
+        + (
+            "; ".join(f"{md_escape(k)}: {md_escape(v)}" for k, v in report["extractors"].items())
+            or "none recorded"
+        )
+        + ".",
         "",
         f"Samples: {report['n_samples']}; turns ok: {report['n_turns_ok']}/"
         f"{report['n_turns_total']}. VSP = valid/ok samples; SVD over valid samples; "
         "signed change = mean over ok samples.",
         "",
-    ]  # fmt: skip
+    ]
     if report.get("plot"):  # set only when the trajectory plot is missing, with the reason
         lines += [md_escape(report["plot"]), ""]
     mark = "✗ " if report.get("eligible") is False else ""  # the gate: marked, never dropped

@@ -24,8 +24,9 @@ NO_MATPLOTLIB = (
 )
 
 
-def _plot(root: Path, meta: ReportMeta, turn_scores: Sequence[TurnScore],
-          exclude: Collection[str]) -> tuple[str | None, Exception | None]:  # fmt: skip
+def _plot(
+    root: Path, meta: ReportMeta, turn_scores: Sequence[TurnScore], exclude: Collection[str]
+) -> tuple[str | None, Exception | None]:
     """Draw the plot; ``(why there is no plot, an unexpected error to raise)``."""
     try:
         plot_trajectories(turn_scores, root / PLOT_NAME, title=meta.model, exclude=exclude)

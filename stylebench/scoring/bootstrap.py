@@ -50,4 +50,3 @@ def bootstrap_ci(
     stats = np.asarray(stat(arr[idx], axis=1), dtype=float)
     lo, hi = np.percentile(stats, [50.0 * (1.0 - ci), 50.0 * (1.0 + ci)])
     return (float(lo), float(hi))
-

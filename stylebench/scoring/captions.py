@@ -37,47 +37,73 @@ def _rate(n: int, d: int) -> float | None:
     return None if not d else round(n / d, 4)
 
 
-def caption_cells(samples: Sequence[Sample], verdicts: Mapping[Key, Any], *, n_boot: int = 2000,
-                  seed: int = 0, exclude: Collection[str] = ()) -> list[dict[str, Any]]:  # fmt: skip
+def caption_cells(
+    samples: Sequence[Sample],
+    verdicts: Mapping[Key, Any],
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    exclude: Collection[str] = (),
+) -> list[dict[str, Any]]:
     """One dict per (dim, direction, lang, pair) with caption-VSP, its CI, rates and counts."""
     cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for s in sorted(samples, key=lambda s: s.id):
         if s.id in exclude:
             continue
         for a, b in PAIRS:
-            c = cells.setdefault((s.dim, s.direction, s.lang, f"{a}-{b}"), {"n": 0, "labels": [], "errors": {}})
+            c = cells.setdefault(
+                (s.dim, s.direction, s.lang, f"{a}-{b}"), {"n": 0, "labels": [], "errors": {}}
+            )
             c["n"] += 1
             v = verdicts.get((s.id, b))
             if v is None:
-                c["errors"]["no verdict (a caption failed or is missing)"] = c["errors"].get("no verdict (a caption failed or is missing)", 0) + 1  # fmt: skip
+                c["errors"]["no verdict (a caption failed or is missing)"] = (
+                    c["errors"].get("no verdict (a caption failed or is missing)", 0) + 1
+                )
             elif v.status != "ok":
                 why = v.error.splitlines()[0][:200] if v.error else "error"
                 c["errors"][why] = c["errors"].get(why, 0) + 1
             else:
                 c["labels"].append(v.label)
     out = []
-    for (dim, direction, lang, pair), c in sorted(cells.items(), key=lambda kv: cell_sort_key(*kv[0], "")):
+    for (dim, direction, lang, pair), c in sorted(
+        cells.items(), key=lambda kv: cell_sort_key(*kv[0], "")
+    ):
         labels, want = c["labels"], WANTED[direction]
         decided = [100.0 if x == want else 0.0 for x in labels if x in DECIDED]
         n_valid = labels.count(want)
         ci = bootstrap_ci(decided, n_boot=n_boot, seed=seed)
-        out.append({
-            "dim": dim, "direction": direction, "lang": lang, "pair": pair, "n": c["n"],
-            "n_ok": len(labels), "n_decided": len(decided), "n_valid": n_valid,
-            "vsp": round(sum(decided) / len(decided), 2) if decided else None,
-            "vsp_ci": None if ci is None else [round(ci[0], 2), round(ci[1], 2)],
-            "vsp_all": round(100.0 * n_valid / len(labels), 2) if labels else None,
-            "tie_rate": _rate(labels.count("same"), len(labels)),
-            "cannot_tell_rate": _rate(labels.count("cannot_tell"), len(labels)),
-            "unparseable_rate": _rate(labels.count("unparseable"), len(labels)),
-            "errors": dict(sorted(c["errors"].items())),
-        })  # fmt: skip
+        out.append(
+            {
+                "dim": dim,
+                "direction": direction,
+                "lang": lang,
+                "pair": pair,
+                "n": c["n"],
+                "n_ok": len(labels),
+                "n_decided": len(decided),
+                "n_valid": n_valid,
+                "vsp": round(sum(decided) / len(decided), 2) if decided else None,
+                "vsp_ci": None if ci is None else [round(ci[0], 2), round(ci[1], 2)],
+                "vsp_all": round(100.0 * n_valid / len(labels), 2) if labels else None,
+                "tie_rate": _rate(labels.count("same"), len(labels)),
+                "cannot_tell_rate": _rate(labels.count("cannot_tell"), len(labels)),
+                "unparseable_rate": _rate(labels.count("unparseable"), len(labels)),
+                "errors": dict(sorted(c["errors"].items())),
+            }
+        )
     return out
 
 
 def acoustic_label(dim: str, a: float, b: float, thresholds: Thresholds) -> str:
     change, thr = perceptual_change(dim, a, b), thresholds.for_dim(dim)
-    return "increased" if change >= thr and change > 0 else "decreased" if change <= -thr and change < 0 else "same"  # fmt: skip
+    return (
+        "increased"
+        if change >= thr and change > 0
+        else "decreased"
+        if change <= -thr and change < 0
+        else "same"
+    )
 
 
 def _kappa(x: list[str], y: list[str]) -> dict[str, Any]:
@@ -88,8 +114,12 @@ def _kappa(x: list[str], y: list[str]) -> dict[str, Any]:
     return {"n": len(x), "percent": round(agree, 2), "kappa": None if k is None else round(k, 4)}
 
 
-def acoustic_agreement(samples: Sequence[Sample], verdicts: Mapping[Key, Any], turn_scores: Sequence[TurnScore],
-                       thresholds: Thresholds) -> dict[str, Any]:  # fmt: skip
+def acoustic_agreement(
+    samples: Sequence[Sample],
+    verdicts: Mapping[Key, Any],
+    turn_scores: Sequence[TurnScore],
+    thresholds: Thresholds,
+) -> dict[str, Any]:
     """Cohen's kappa of caption verdicts with the acoustic change, per acoustic dim and overall."""
     value = {(t.sample_id, t.turn): t.value for t in turn_scores}
     rows: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {}
@@ -104,11 +134,21 @@ def acoustic_agreement(samples: Sequence[Sample], verdicts: Mapping[Key, Any], t
             want = WANTED[s.direction]
             for key in (s.dim, "all"):
                 r = rows.setdefault(key, ([], [], [], []))
-                r[0].append(ac), r[1].append(v.label), r[2].append(str(ac == want)), r[3].append(str(v.label == want))  # fmt: skip
-    return {k: {"direction": _kappa(r[0], r[1]), "valid": _kappa(r[2], r[3])} for k, r in sorted(rows.items())}  # fmt: skip
+                (
+                    r[0].append(ac),
+                    r[1].append(v.label),
+                    r[2].append(str(ac == want)),
+                    r[3].append(str(v.label == want)),
+                )
+    return {
+        k: {"direction": _kappa(r[0], r[1]), "valid": _kappa(r[2], r[3])}
+        for k, r in sorted(rows.items())
+    }
 
 
-def human_agreement(verdicts: Mapping[Key, Any], majority: Sequence[Mapping[str, Any]] | None) -> dict[str, Any] | None:  # fmt: skip
+def human_agreement(
+    verdicts: Mapping[Key, Any], majority: Sequence[Mapping[str, Any]] | None
+) -> dict[str, Any] | None:
     """Emotion: caption increased/decreased vs the human majority later/earlier (ties left out)."""
     if majority is None:
         return None
@@ -117,12 +157,19 @@ def human_agreement(verdicts: Mapping[Key, Any], majority: Sequence[Mapping[str,
     for r in majority:
         b = int(str(r.get("pair", "0-0")).split("-")[1])
         v = verdicts.get((r["sample_id"], b))
-        if v is not None and v.status == "ok" and v.label in to and r.get("majority") in ("later", "earlier"):
-            x.append(r["majority"]), y.append(to[v.label])  # fmt: skip
+        if (
+            v is not None
+            and v.status == "ok"
+            and v.label in to
+            and r.get("majority") in ("later", "earlier")
+        ):
+            x.append(r["majority"]), y.append(to[v.label])
     return _kappa(x, y)
 
 
-def groundedness(samples: Sequence[Sample], captions: Mapping[Key, Any], turn_scores: Sequence[TurnScore]) -> dict[str, Any]:  # fmt: skip
+def groundedness(
+    samples: Sequence[Sample], captions: Mapping[Key, Any], turn_scores: Sequence[TurnScore]
+) -> dict[str, Any]:
     """Spearman's rho of caption level (lexicon reading) vs measured score, per dim."""
     from scipy.stats import spearmanr
 
@@ -135,27 +182,45 @@ def groundedness(samples: Sequence[Sample], captions: Mapping[Key, Any], turn_sc
             c, v, v1 = captions.get((s.id, k)), value.get((s.id, k)), value.get((s.id, 1))
             lvl = caption_level(c.text, s.dim) if c is not None and c.status == "ok" else None
             if lvl is not None and v is not None:
-                ch = perceptual_change(s.dim, v1, v) if v1 is not None and s.dim != "emotion" else None
+                ch = (
+                    perceptual_change(s.dim, v1, v)
+                    if v1 is not None and s.dim != "emotion"
+                    else None
+                )
                 pts.setdefault(s.dim, []).append((lvl, v, ch))
     out = {}
     for dim, p in sorted(pts.items()):
         row: dict[str, Any] = {"n": len(p)}
-        for name, ys in (("rho_value", [q[1] for q in p]), ("rho_change_vs_turn1", [q[2] for q in p])):
+        for name, ys in (
+            ("rho_value", [q[1] for q in p]),
+            ("rho_change_vs_turn1", [q[2] for q in p]),
+        ):
             pairs = [(q[0], y) for q, y in zip(p, ys, strict=True) if y is not None]
             xs = [a for a, _ in pairs]
             ok = len(pairs) >= 3 and len(set(xs)) > 1 and len({y for _, y in pairs}) > 1
-            row[name] = round(float(spearmanr(xs, [y for _, y in pairs]).statistic), 4) if ok else None
+            row[name] = (
+                round(float(spearmanr(xs, [y for _, y in pairs]).statistic), 4) if ok else None
+            )
         out[dim] = row
     return out
 
 
-CIRCULAR_NOTE = ("caption-VSP from the features captioner is CIRCULAR: its captions are written from the "
-                 "same pitch/level/rate measurements as the acoustic VSP, so its agreement with acoustic VSP "
-                 "holds by construction and is no evidence; it only shows the probe runs offline")  # fmt: skip
+CIRCULAR_NOTE = (
+    "caption-VSP from the features captioner is CIRCULAR: its captions are written from the "
+    "same pitch/level/rate measurements as the acoustic VSP, so its agreement with acoustic VSP "
+    "holds by construction and is no evidence; it only shows the probe runs offline"
+)
 
 
-def caption_report_block(run_dir: Any, samples: Sequence[Sample], cfg: Any, measured: Any, turn_scores: Sequence[TurnScore],
-                         thresholds: Thresholds, exclude: Collection[str] = ()) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
+def caption_report_block(
+    run_dir: Any,
+    samples: Sequence[Sample],
+    cfg: Any,
+    measured: Any,
+    turn_scores: Sequence[TurnScore],
+    thresholds: Thresholds,
+    exclude: Collection[str] = (),
+) -> tuple[dict[str, Any], list[str]]:
     """``({"captions": block}, notes)``, or ``({}, [])`` when no captioner ran."""
     from stylebench.scoring.emotion import read_majority
 
@@ -165,13 +230,28 @@ def caption_report_block(run_dir: Any, samples: Sequence[Sample], cfg: Any, meas
     caps = measured.captions
     n_ok = sum(1 for c in caps.values() if c.status == "ok")
     block = {
-        "captioner": cc.captioner, "judge": cc.caption_judge, "describe": measured.caption_desc,
+        "captioner": cc.captioner,
+        "judge": cc.caption_judge,
+        "describe": measured.caption_desc,
         "circular": cc.captioner == "features",
         "captions": {"n_ok": n_ok, "n_total": len(caps)},
-        "cells": caption_cells(samples, measured.caption_verdicts, n_boot=cfg.score.n_boot, seed=cfg.decode.seed, exclude=exclude),  # fmt: skip
-        "agreement_acoustic": acoustic_agreement([s for s in samples if s.id not in exclude], measured.caption_verdicts, turn_scores, thresholds),  # fmt: skip
-        "agreement_human": human_agreement(measured.caption_verdicts, read_majority(run_dir)) if any(s.dim == "emotion" for s in samples) else None,  # fmt: skip
+        "cells": caption_cells(
+            samples,
+            measured.caption_verdicts,
+            n_boot=cfg.score.n_boot,
+            seed=cfg.decode.seed,
+            exclude=exclude,
+        ),
+        "agreement_acoustic": acoustic_agreement(
+            [s for s in samples if s.id not in exclude],
+            measured.caption_verdicts,
+            turn_scores,
+            thresholds,
+        ),
+        "agreement_human": human_agreement(measured.caption_verdicts, read_majority(run_dir))
+        if any(s.dim == "emotion" for s in samples)
+        else None,
         "groundedness": groundedness(samples, caps, turn_scores),
-    }  # fmt: skip
+    }
     notes = [CIRCULAR_NOTE] if block["circular"] else []
     return {"captions": block}, notes

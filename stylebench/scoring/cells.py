@@ -111,6 +111,7 @@ class Cell:
     n_flagged: int
     errors: dict[str, int] = field(default_factory=dict)
 
+
 @dataclass(frozen=True)
 class SampleTurns:
     """All turn scores of one sample, checked for consistency."""
@@ -188,7 +189,6 @@ def collect_samples(
             )
         cur.turns[s.turn] = s
     return [by_id[k] for k in sorted(by_id)]
-
 
 
 def _mean(values: Sequence[float]) -> float | None:

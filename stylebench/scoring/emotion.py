@@ -57,7 +57,9 @@ def probe_turn_scores(
             else:
                 value = float(rec.probs.get(s.emotion, 0.0))
                 tops.append(rec.top_prob)
-            scores.append(TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, (), s.emotion))  # fmt: skip
+            scores.append(
+                TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, (), s.emotion)
+            )
     return scores, tops
 
 
@@ -133,15 +135,24 @@ def emotion_report_block(
             "probe": "probe" if ec.emotion_probe != "none" else "not run (--emotion-probe none)",
             "human": "human (see the human block)" if majority is not None else "none imported",
         },
-        "prosodic": {"label": PROSODIC_LABEL, "unit": "JND units", "threshold": cfg.score.prosody_delta},
+        "prosodic": {
+            "label": PROSODIC_LABEL,
+            "unit": "JND units",
+            "threshold": cfg.score.prosody_delta,
+        },
         "probe": None,
     }
     if majority is not None:
         block["prosodic"]["agreement_with_human"] = agreement_with_humans(prosodic, majority)
     if ec.emotion_probe != "none":
         scores, tops = probe_turn_scores(emo, measured.replies, measured.probes)
-        cells = score_cells(scores, thresholds=Thresholds(emotion_delta=ec.probe_delta),
-                            n_boot=cfg.score.n_boot, seed=cfg.decode.seed, exclude=exclude)  # fmt: skip
+        cells = score_cells(
+            scores,
+            thresholds=Thresholds(emotion_delta=ec.probe_delta),
+            n_boot=cfg.score.n_boot,
+            seed=cfg.decode.seed,
+            exclude=exclude,
+        )
         sat = saturation(tops)
         block["probe"] = {
             "label": f"probe: {ec.emotion_probe} {ec.probe_model}, probability of the target "
@@ -149,10 +160,13 @@ def emotion_report_block(
             "unit": "probability",
             "threshold": ec.probe_delta,
             "cells": [cell_dict(c) for c in cells],
-            "saturation": {"threshold": sat.threshold, "n_turns": sat.n_turns,
-                           "n_saturated": sat.n_saturated,
-                           "share": None if sat.share is None else round(sat.share, 4)},
-        }  # fmt: skip
+            "saturation": {
+                "threshold": sat.threshold,
+                "n_turns": sat.n_turns,
+                "n_saturated": sat.n_saturated,
+                "share": None if sat.share is None else round(sat.share, 4),
+            },
+        }
         if majority is not None:
             block["probe"]["agreement_with_human"] = agreement_with_humans(scores, majority)
     return {"emotion_scores": block}

@@ -52,7 +52,11 @@ def relevance_score(
             ``"unparseable"``, ``"error"`` (the judge failed) or ``None`` (not judged: no
             transcripts).
     """
-    values = [100.0 if v == "relevant" else 0.0 for v in labels.values() if v in ("relevant", "irrelevant")]  # fmt: skip
+    values = [
+        100.0 if v == "relevant" else 0.0
+        for v in labels.values()
+        if v in ("relevant", "irrelevant")
+    ]
     count = list(labels.values()).count
     return RelevanceScore(
         kind=kind,
@@ -82,9 +86,13 @@ def score_dict(s: RelevanceScore) -> dict[str, Any]:
     return {
         "rate": None if s.rate is None else round(s.rate, 2),
         "ci": None if s.ci is None else [round(s.ci[0], 2), round(s.ci[1], 2)],
-        "n": s.n, "n_judged": s.n_judged, "n_relevant": s.n_relevant,
-        "n_unparseable": s.n_unparseable, "n_error": s.n_error, "n_missing": s.n_missing,
-    }  # fmt: skip
+        "n": s.n,
+        "n_judged": s.n_judged,
+        "n_relevant": s.n_relevant,
+        "n_unparseable": s.n_unparseable,
+        "n_error": s.n_error,
+        "n_missing": s.n_missing,
+    }
 
 
 def report_block(
@@ -107,8 +115,15 @@ def report_block(
         ids = [sid for sid, c in cell_of.items() if c == (dim, lang)]
         cs = relevance_score("srd", {i: srd_labels.get(i) for i in ids}, n_boot=n_boot, seed=seed)
         cm = relevance_score("mrd", {i: mrd_labels.get(i) for i in ids}, n_boot=n_boot, seed=seed)
-        by_cell.append({"dim": dim, "lang": lang, "srd": score_dict(cs), "mrd": score_dict(cm),
-                        "eligible": eligible(cm, threshold)})  # fmt: skip
+        by_cell.append(
+            {
+                "dim": dim,
+                "lang": lang,
+                "srd": score_dict(cs),
+                "mrd": score_dict(cm),
+                "eligible": eligible(cm, threshold),
+            }
+        )
     sd, md = score_dict(srd), score_dict(mrd)
     return {
         "judge": dict(judge),
@@ -132,9 +147,13 @@ def skipped_block(judge: Mapping[str, Any], why: str, threshold: float) -> dict[
     """The judge keys of a report whose judge stage did not run (eligibility unknown)."""
     return {
         "judge": {**judge, "skipped": why},
-        "srd": None, "mrd": None, "srd_ci": None, "mrd_ci": None, "eligible": None,
+        "srd": None,
+        "mrd": None,
+        "srd_ci": None,
+        "mrd_ci": None,
+        "eligible": None,
         "relevance": {"threshold": threshold, "filter_mrd": False, "n_excluded": 0},
-    }  # fmt: skip
+    }
 
 
 def labels_from_records(

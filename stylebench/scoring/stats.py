@@ -29,7 +29,6 @@ class FriedmanTest:
     mean_ranks: dict[str, float]
 
 
-
 def _shared(tables: Sequence[Mapping[str, float]], what: str) -> tuple[list[str], np.ndarray]:
     """Sorted shared sample ids and the (ids x tables) value matrix."""
     ids = sorted(set.intersection(*(set(t) for t in tables)))

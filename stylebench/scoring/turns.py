@@ -29,7 +29,9 @@ def collect_turn_scores(
     out: list[TurnScore] = []
     for s in samples:
         dim = dimension(s.dim)
-        ok = {k: f for k in TURNS if (f := features.get((s.id, k))) is not None and f.status == "ok"}  # fmt: skip
+        ok = {
+            k: f for k in TURNS if (f := features.get((s.id, k))) is not None and f.status == "ok"
+        }
         values, extra = dim.turn_values(s, ok, ctx)
         for k in TURNS:
             value, error, flags = None, None, ()
@@ -49,5 +51,7 @@ def collect_turn_scores(
             else:
                 value = values[k]
                 flags = tuple(f for f in feat.flags if f in dim.flags) + extra
-            out.append(TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, flags, s.emotion))  # fmt: skip
+            out.append(
+                TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, flags, s.emotion)
+            )
     return out

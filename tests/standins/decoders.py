@@ -75,8 +75,13 @@ def minicpmo_chat_generation_config(sampling: bool, **kwargs):
     the copy at jack139/minicpmo-backend dced0af, modeling_minicpmo.py): a fixed dict per
     ``sampling``, then only *its own keys* are overwritten from chat's keyword arguments."""
     if sampling:
-        config = {"top_p": 0.8, "top_k": 100, "temperature": 0.7, "do_sample": True,
-                  "repetition_penalty": 1.05}  # fmt: skip
+        config = {
+            "top_p": 0.8,
+            "top_k": 100,
+            "temperature": 0.7,
+            "do_sample": True,
+            "repetition_penalty": 1.05,
+        }
     else:
         config = {"num_beams": 3, "repetition_penalty": 1.2}
     config.update((k, kwargs[k]) for k in config.keys() & kwargs.keys())

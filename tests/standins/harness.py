@@ -36,10 +36,24 @@ def isolated_imports(monkeypatch):
 
 
 STANDIN_TOPS = {
-    "kimia_infer", "speech_tokenizer", "flow_inference", "inference", "utils", "generate",
-    "inference_s2s", "slam_llm", "s2s_config", "models", "bin", "generation", "constants",
-    "cosy24k_vocoder", "llama_omni2", "transformers_standin", "litgpt",
-}  # fmt: skip
+    "kimia_infer",
+    "speech_tokenizer",
+    "flow_inference",
+    "inference",
+    "utils",
+    "generate",
+    "inference_s2s",
+    "slam_llm",
+    "s2s_config",
+    "models",
+    "bin",
+    "generation",
+    "constants",
+    "cosy24k_vocoder",
+    "llama_omni2",
+    "transformers_standin",
+    "litgpt",
+}
 
 
 @pytest.fixture

@@ -110,7 +110,15 @@ def copy_of(res, tmp_path: Path) -> RunStore:
 
 
 def cfg_for(small_set, tmp_path, **kw) -> RunConfig:
-    base = {"model": "reference", "dim": "volume", "lang": "en", "dialogues": str(small_set),
-            "out": str(tmp_path), "vad": "energy", "n_boot": 200, "judge": "overlap-standin",
-            "limit": 1}  # fmt: skip
+    base = {
+        "model": "reference",
+        "dim": "volume",
+        "lang": "en",
+        "dialogues": str(small_set),
+        "out": str(tmp_path),
+        "vad": "energy",
+        "n_boot": 200,
+        "judge": "overlap-standin",
+        "limit": 1,
+    }
     return make_config(**{**base, **kw})

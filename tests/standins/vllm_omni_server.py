@@ -139,10 +139,14 @@ class VllmOmniStandIn:
         if len(self.sent) + 1 in self.empty_text_replies:
             text = ""
         speaker = body.get("speaker") if self.speaker_mode == "read" else None
-        self.sent.append({
-            "text": text, "sha256": hashlib.sha256(wav).hexdigest(), "max_tokens": max_tokens,
-            "speaker": speaker.lower().strip() if isinstance(speaker, str) else None,
-        })  # fmt: skip
+        self.sent.append(
+            {
+                "text": text,
+                "sha256": hashlib.sha256(wav).hexdigest(),
+                "max_tokens": max_tokens,
+                "speaker": speaker.lower().strip() if isinstance(speaker, str) else None,
+            }
+        )
         bare = {"refusal": None, "annotations": None, "function_call": None, "tool_calls": []}
         audio = {
             "id": f"audio-{uuid.uuid4().hex[:16]}",
@@ -153,13 +157,33 @@ class VllmOmniStandIn:
         if self.speaker_mode == "names-default":
             audio["voice"] = "Ethan"  # hypothetical: the reply names the voice it used
         choices = [
-            {"index": 0, "message": {"role": "assistant", "content": text, "audio": None,
-                                     "reasoning_content": None, **bare},
-             "logprobs": None, "finish_reason": "stop", "stop_reason": None},
-            {"index": 0, "message": {"role": "assistant", "content": None, "audio": audio,
-                                     "reasoning_content": None, **bare},
-             "logprobs": None, "finish_reason": "stop", "stop_reason": None},
-        ]  # fmt: skip
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": text,
+                    "audio": None,
+                    "reasoning_content": None,
+                    **bare,
+                },
+                "logprobs": None,
+                "finish_reason": "stop",
+                "stop_reason": None,
+            },
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "audio": audio,
+                    "reasoning_content": None,
+                    **bare,
+                },
+                "logprobs": None,
+                "finish_reason": "stop",
+                "stop_reason": None,
+            },
+        ]
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion",

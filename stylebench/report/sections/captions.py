@@ -33,8 +33,11 @@ def captions_markdown(block: Mapping[str, Any]) -> list[str]:
     judge = (d.get("judge") or {}).get("model", "")
     lines = ["## Captioning probe: caption-based VSP", ""]
     if block.get("circular"):
-        lines += ["**CIRCULAR**: the `features` captioner writes its captions from the same measurements as "
-                  "the acoustic VSP; agreement with it holds by construction.", ""]  # fmt: skip
+        lines += [
+            "**CIRCULAR**: the `features` captioner writes its captions from the same measurements as "
+            "the acoustic VSP; agreement with it holds by construction.",
+            "",
+        ]
     caps = block["captions"]
     lines += [
         f"Captioner {md_escape(block['captioner'])} ({md_escape(str(who))}), caption judge "
@@ -44,19 +47,27 @@ def captions_markdown(block: Mapping[str, Any]) -> list[str]:
         "",
         "| dim | direction | lang | pair | caption-VSP | 95% CI | VSP all | tie | cannot tell | unparseable | n ok/n |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]  # fmt: skip
+    ]
     for c in block["cells"]:
         ci = "–" if c["vsp_ci"] is None else f"{c['vsp_ci'][0]:.1f}–{c['vsp_ci'][1]:.1f}"
-        lines.append(f"| {c['dim']} | {c['direction']} | {c['lang']} | {c['pair']} | {_f(c['vsp'])} | {ci} | "
-                     f"{_f(c['vsp_all'])} | {_pct(c['tie_rate'])} | {_pct(c['cannot_tell_rate'])} | "
-                     f"{_pct(c['unparseable_rate'])} | {c['n_ok']}/{c['n']} |")  # fmt: skip
+        lines.append(
+            f"| {c['dim']} | {c['direction']} | {c['lang']} | {c['pair']} | {_f(c['vsp'])} | {ci} | "
+            f"{_f(c['vsp_all'])} | {_pct(c['tie_rate'])} | {_pct(c['cannot_tell_rate'])} | "
+            f"{_pct(c['unparseable_rate'])} | {c['n_ok']}/{c['n']} |"
+        )
     lines.append("")
     for dim, a in (block.get("agreement_acoustic") or {}).items():
-        lines.append(f"- Agreement with acoustic VSP ({md_escape(dim)}): direction {_kappa(a['direction'])}; valid {_kappa(a['valid'])}.")  # fmt: skip
+        lines.append(
+            f"- Agreement with acoustic VSP ({md_escape(dim)}): direction {_kappa(a['direction'])}; valid {_kappa(a['valid'])}."
+        )
     if block.get("agreement_human") is not None:
-        lines.append(f"- Agreement with the human majority (emotion): {_kappa(block['agreement_human'])}.")
+        lines.append(
+            f"- Agreement with the human majority (emotion): {_kappa(block['agreement_human'])}."
+        )
     for dim, g in (block.get("groundedness") or {}).items():
-        lines.append(f"- Groundedness ({md_escape(dim)}, n={g['n']}): Spearman rho of caption level vs measured score "
-                     f"{_f(g['rho_value'], 2)}, vs change from turn 1 {_f(g['rho_change_vs_turn1'], 2)}.")  # fmt: skip
+        lines.append(
+            f"- Groundedness ({md_escape(dim)}, n={g['n']}): Spearman rho of caption level vs measured score "
+            f"{_f(g['rho_value'], 2)}, vs change from turn 1 {_f(g['rho_change_vs_turn1'], 2)}."
+        )
     lines.append("")
     return lines

@@ -16,8 +16,10 @@ def _agree(a: Mapping[str, Any] | None) -> str:
     if not a or not a["n_pairs"]:
         return "no human majorities to compare with"
     kappa = "undefined" if a["kappa"] is None else f"{a['kappa']:.2f}"
-    return (f"agreement with the human majority {a['percent']:.1f}% (Cohen's kappa {kappa}) "
-            f"over {a['n_pairs']} pairs ({a['n_human_ties']} human ties left out)")  # fmt: skip
+    return (
+        f"agreement with the human majority {a['percent']:.1f}% (Cohen's kappa {kappa}) "
+        f"over {a['n_pairs']} pairs ({a['n_human_ties']} human ties left out)"
+    )
 
 
 def emotion_markdown(block: Mapping[str, Any]) -> list[str]:

@@ -32,23 +32,43 @@ def human_markdown(human: Mapping[str, Any]) -> list[str]:
     lines += md_table(
         ["rater", "attention accuracy", "answers", "kept"],
         [
-            [md_escape(r["rater_id"]),
-             "no checks" if r["check_accuracy"] is None else f"{100 * r['check_accuracy']:.0f}%",
-             str(r["n_answered"]), "yes" if r["kept"] else "**dropped**"]
+            [
+                md_escape(r["rater_id"]),
+                "no checks" if r["check_accuracy"] is None else f"{100 * r['check_accuracy']:.0f}%",
+                str(r["n_answered"]),
+                "yes" if r["kept"] else "**dropped**",
+            ]
             for r in human["raters"]
         ],
-    )  # fmt: skip
+    )
     lines.append("")
     lines += md_table(
-        ["dim", "direction", "lang", "group", "pair", "human VSP % [95% CI]", "intensity change",
-         "judged/n", "ties"],
         [
-            [md_escape(c["dim"]), md_escape(c["direction"]), md_escape(c["lang"]),
-             md_escape(c["group"] or "–"), md_escape(c["pair"]), fmt_ci(c["vsp"], c["vsp_ci"]),
-             _num(c["intensity_change_mean"]), f"{c['n_judged']}/{c['n']}", str(c["n_tie"])]
+            "dim",
+            "direction",
+            "lang",
+            "group",
+            "pair",
+            "human VSP % [95% CI]",
+            "intensity change",
+            "judged/n",
+            "ties",
+        ],
+        [
+            [
+                md_escape(c["dim"]),
+                md_escape(c["direction"]),
+                md_escape(c["lang"]),
+                md_escape(c["group"] or "–"),
+                md_escape(c["pair"]),
+                fmt_ci(c["vsp"], c["vsp_ci"]),
+                _num(c["intensity_change_mean"]),
+                f"{c['n_judged']}/{c['n']}",
+                str(c["n_tie"]),
+            ]
             for c in human["cells"]
         ],
-    )  # fmt: skip
+    )
     ch, it = human["agreement"]["choice"], human["agreement"]["intensity"]
     lines += [
         "",
@@ -56,15 +76,32 @@ def human_markdown(human: Mapping[str, Any]) -> list[str]:
         "",
     ]
     lines += md_table(
-        ["ratings", "Krippendorff's alpha", "Fleiss' kappa", "pairwise agreement %", "units",
-         "raters"],
         [
-            ["forced choice", f"{_num(ch['alpha_nominal'], 3)} (nominal)",
-             _num(ch["fleiss_kappa"], 3), _num(ch["pairwise_agreement"], 1), str(ch["n_units"]),
-             str(ch["n_raters"])],
-            ["intensity 1-5", f"{_num(it['alpha_ordinal'], 3)} (ordinal), "
-             f"{_num(it['alpha_interval'], 3)} (interval)", "–",
-             _num(it["pairwise_agreement"], 1), str(it["n_units"]), str(it["n_raters"])],
+            "ratings",
+            "Krippendorff's alpha",
+            "Fleiss' kappa",
+            "pairwise agreement %",
+            "units",
+            "raters",
         ],
-    )  # fmt: skip
+        [
+            [
+                "forced choice",
+                f"{_num(ch['alpha_nominal'], 3)} (nominal)",
+                _num(ch["fleiss_kappa"], 3),
+                _num(ch["pairwise_agreement"], 1),
+                str(ch["n_units"]),
+                str(ch["n_raters"]),
+            ],
+            [
+                "intensity 1-5",
+                f"{_num(it['alpha_ordinal'], 3)} (ordinal), "
+                f"{_num(it['alpha_interval'], 3)} (interval)",
+                "–",
+                _num(it["pairwise_agreement"], 1),
+                str(it["n_units"]),
+                str(it["n_raters"]),
+            ],
+        ],
+    )
     return lines + [""]

@@ -52,12 +52,23 @@ def relevance_markdown(report: Mapping[str, Any]) -> list[str]:
     ]
     rows = [("all", rel.get("srd", {}), rel.get("mrd", {}))]
     rows += [(f"{c['dim']} {c['lang']}", c["srd"], c["mrd"]) for c in rel.get("by_cell", [])]
-    head = ["scope", "SRD % [95% CI]", "n judged/n", "MRD % [95% CI]", "n judged/n",
-            "unparseable (SRD/MRD)"]  # fmt: skip
+    head = [
+        "scope",
+        "SRD % [95% CI]",
+        "n judged/n",
+        "MRD % [95% CI]",
+        "n judged/n",
+        "unparseable (SRD/MRD)",
+    ]
     table = [
-        [md_escape(scope), _pct(s), f"{s.get('n_judged', 0)}/{s.get('n', 0)}", _pct(m),
-         f"{m.get('n_judged', 0)}/{m.get('n', 0)}",
-         f"{s.get('n_unparseable', 0)}/{m.get('n_unparseable', 0)}"]
+        [
+            md_escape(scope),
+            _pct(s),
+            f"{s.get('n_judged', 0)}/{s.get('n', 0)}",
+            _pct(m),
+            f"{m.get('n_judged', 0)}/{m.get('n', 0)}",
+            f"{s.get('n_unparseable', 0)}/{m.get('n_unparseable', 0)}",
+        ]
         for scope, s, m in rows
-    ]  # fmt: skip
+    ]
     return lines + md_table(head, table) + [""]
