@@ -124,3 +124,25 @@ def test_silero_model_file_is_the_validated_one() -> None:
 
     path = vad.silero_model_path()
     assert hashlib.sha256(path.read_bytes()).hexdigest() == vad.SILERO_MODEL_SHA256
+
+
+def test_speech_level_sound_touching_a_segment_joins_it_and_nothing_else_does() -> None:
+    from stylebench.metrics.vad import join_loud
+
+    rng = np.random.default_rng(0)
+    x = 0.005 * rng.standard_normal(4 * SR)  # noise floor about 40 dB below the tone
+    t = np.arange(int(1.4 * SR)) / SR
+    x[int(0.6 * SR) : int(2.0 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)  # the voice
+    x[int(3.0 * SR) : int(3.3 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t[: int(0.3 * SR)])
+    # Silero started 0.4 s late: the first 0.4 s of the voice joins, the floor and the
+    # speech-level burst 1 s after the voice do not
+    (a, b), *rest = join_loud([(1.0, 2.0)], x, SR, 0.15)
+    assert not rest
+    assert a == pytest.approx(0.6, abs=0.02) and b == pytest.approx(2.0, abs=0.02)
+    assert join_loud([], x, SR, 0.15) == []
+    # a speech-level stretch 0.1 s before the segment joins across the pause, 0.3 s does not
+    y = 0.005 * rng.standard_normal(4 * SR)
+    y[int(0.6 * SR) : int(2.0 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)
+    y[int(2.1 * SR) : int(3.5 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)
+    assert join_loud([(2.1, 3.5)], y, SR, 0.15)[0][0] == pytest.approx(0.6, abs=0.02)
+    assert join_loud([(2.1, 3.5)], y, SR, 0.05)[0][0] == pytest.approx(2.1, abs=0.02)
