@@ -41,29 +41,33 @@ def _scored(row: dict[str, Any], d: str) -> float | None:
     return v if isinstance(v, float) else None
 
 
-def suspect_reasons(row: dict[str, Any]) -> list[str]:
-    """Why a reply's measurement looks untrustworthy, from its values and texts."""
+def suspect_reasons(row: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """Why a reply's measurement looks untrustworthy, from its values and texts, each with the
+    dimensions it concerns: a short or unvoiced reply concerns every score (or pitch), a
+    transcript that disagrees with the text or is in the other script concerns the syllable
+    count, so speed only (F0 and level are measured on the audio, not on any text)."""
     vals = row["result"]["values"].get(1, {})
-    out = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     span = vals.get("span_s")
     if row["result"]["errors"]:
         return out
     if span is None or span < SUSPECT["min_span_s"]:
-        out.append(f"speech span {span if span is None else round(span, 2)} s")
+        out.append((f"speech span {span if span is None else round(span, 2)} s", DIMS))
     if vals.get("syllables", math.inf) < SUSPECT["min_syllables"]:
-        out.append(f"{vals['syllables']:.0f} ASR syllables")
+        out.append((f"{vals['syllables']:.0f} ASR syllables", DIMS))
     er, asr = vals.get("asr_text_er"), row.get("asr_text") or ""
     if er is not None and er > SUSPECT["max_asr_text_er"]:
-        out.append(f"ASR vs text error {er:.2f}")
+        out.append((f"ASR vs text error {er:.2f}", ("speed",)))
     if not row["text"]:
-        out.append("empty text channel")
-    # digits are neutral: Whisper writes counted numbers as digits in both languages
-    if row["lang"] == "en" and _CJK.search(asr):
-        out.append("CJK in an English transcript")
+        out.append(("empty text channel", ("speed",)))
+    # digits are neutral: Whisper writes counted numbers as digits in both languages; three
+    # characters or more: one stray character in an English sentence is an ASR slip
+    if row["lang"] == "en" and len(_CJK.findall(asr)) >= 3:
+        out.append(("CJK in an English transcript", ("speed",)))
     if row["lang"] == "zh" and _LATIN_WORD.search(asr) and not _CJK.search(asr):
-        out.append("Latin-only Mandarin transcript")
+        out.append(("Latin-only Mandarin transcript", ("speed",)))
     if vals.get("f0_voiced_ratio", 1.0) < SUSPECT["min_voiced_ratio"]:
-        out.append(f"voiced {vals['f0_voiced_ratio']:.2f}")
+        out.append((f"voiced {vals['f0_voiced_ratio']:.2f}", ("pitch",)))
     return out
 
 
@@ -113,10 +117,12 @@ def summarise(
     octave_check = _octave_check(rows)
     suspects = []
     for r in rows:
-        why = suspect_reasons(r)
+        reasons = suspect_reasons(r)
         scored = [d for d in DIMS if _scored(r, d) is not None]
-        if why and scored:
-            suspects.append({"file": r["file"], "why": why, "scored": scored, **_facts(r)})
+        hit = [d for d in scored if any(d in dims for _, dims in reasons)]
+        if hit:
+            why = [f"{w} ({'/'.join(dims) if dims != DIMS else 'all'})" for w, dims in reasons]
+            suspects.append({"file": r["file"], "why": why, "scored": hit, **_facts(r)})
     probe_rows, vol = [_probe(p) for p in probes], compare.volume(pairs)
     targets = {
         "volume_agreement": vol["pass"],
@@ -252,7 +258,7 @@ def render(result: dict[str, Any]) -> str:
         f"{'PASS' if t['volume_agreement'] else 'FAIL'}; f0_octave_suspect < "
         f"{MAX_OCTAVE_SUSPECT_PCT:g}% {'PASS' if t['octave_suspect'] else 'FAIL'}; suspect replies "
         f"scored {t['suspects_scored']} (target 0); non-speech probes scored "
-        f"{t['probes_scored']}/{len(s['probes'])} (target 0; informational until the new rules land)"
+        f"{t['probes_scored']}/{len(s['probes'])} (target 0)"
     )
     return "\n".join(out)
 
@@ -283,9 +289,11 @@ def _moved_lines(m: dict[str, Any]) -> list[str]:
 
 def _suspect_lines(sus: list[dict[str, Any]]) -> list[str]:
     out = [
-        f"(g) scored although suspect ({len(sus)} replies; span < {SUSPECT['min_span_s']:g} s, "
+        f"(g) scored on a dimension a suspicion concerns ({len(sus)} replies; span < "
+        f"{SUSPECT['min_span_s']:g} s, "
         f"< {SUSPECT['min_syllables']} ASR syllables, ASR-vs-text error > {SUSPECT['max_asr_text_er']:g}, "
-        f"empty text, transcript in the other script, voiced < {SUSPECT['min_voiced_ratio']:g}):"
+        f"empty text, transcript in the other script, voiced < {SUSPECT['min_voiced_ratio']:g}; "
+        "transcript and text reasons concern speed only):"
     ]
     for x in sus:
         v = x["values"]

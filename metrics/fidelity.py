@@ -10,7 +10,7 @@ so (``asr_text_er`` feature, ``speed_from_text`` / ``judged_from_text`` in the r
 
 Tokens: English words as the syllable counter splits them (lowercased, punctuation stripped,
 digits spelled out); Mandarin syllables as toneless pinyin (pypinyin, read in context), each
-Arabic digit one token, after both texts are converted to simplified characters (OpenCC ``t2s``):
+Arabic digit read as its numeral (1 -> yi), after both texts are converted to simplified characters (OpenCC ``t2s``):
 Whisper often writes Mandarin in traditional characters (騰 for 腾 is the same word), and often
 writes a syllable it heard right with a homophone (先人長 for 仙人掌: xian ren zhang both). Such a
 transcript is a faithful record of what was *said*: its syllable count, which is what the speed
@@ -31,18 +31,23 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr_text_er",
-    version="3",  # 2: Mandarin compared in simplified characters; 3: as toneless pinyin syllables
+    version="4",  # 2: simplified characters; 3: toneless pinyin; 4: digits read as numerals
     needs=("transcript", "reply_text"),
     outputs=("asr_text_er",),
     description=(
         "Levenshtein distance between the ASR transcript's tokens and the text channel's tokens, "
         "divided by the text channel's token count (WER for en; for zh a syllable error rate over "
-        "toneless pinyin of the Han characters, digits one token each, both texts converted to "
+        "toneless pinyin of the Han characters, each Arabic digit read as its numeral (1 -> yi), "
+        "both texts converted to "
         "simplified characters first)."
     ),
 )
 
 _HAN_OR_DIGIT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff0-9]")
+#: Whisper writes counted Mandarin numbers as digits ("1 2 3 4" for 一二三四): each digit is read
+#: as its numeral, so a digit and the numeral it stands for are the same syllable. A number of
+#: several digits ("10", spoken shi) still differs from its reading (yi ling): the rate counts it.
+_DIGIT_NUMERALS = str.maketrans("0123456789", "零一二三四五六七八九")
 #: default largest error rate at which a transcript still counts as a faithful reading
 DEFAULT_MAX_ERROR = 0.3
 
@@ -72,7 +77,8 @@ def tokens(text: str, lang: str) -> list[str]:
     if lang == "zh":
         from pypinyin import lazy_pinyin
 
-        return lazy_pinyin("".join(_HAN_OR_DIGIT.findall(to_simplified(text))))
+        kept = "".join(_HAN_OR_DIGIT.findall(to_simplified(text)))
+        return lazy_pinyin(kept.translate(_DIGIT_NUMERALS))
     raise ValueError(f"transcript fidelity supports en and zh, not {lang!r}")
 
 

@@ -146,15 +146,26 @@ def transcript_doubts(
     return out
 
 
+#: text syllables per ASR-free syllable nucleus that a text channel standing in for a transcript
+#: may have. Set on the design corpus (benchmarks/real_speech.py: the 11 clips' correct
+#: transcripts read 0.79-1.21 syllables per nucleus) widened by a factor of 1.5 both ways;
+#: checked on held-out real replies (benchmarks/real_replies.py: transcripts faithful to their
+#: text channel, 164 replies, 1st-99th percentile 0.67-1.67). A text channel that covers half
+#: the letters a reply spells reads 0.52.
+TEXT_SYL_PER_NUCLEUS = (0.6, 1.8)
 #: text-channel flags that keep the text from scoring speed or vouching for a transcript
-TEXT_DOUBT_FLAGS = frozenset({"text_wrong_script", "text_implausible_rate"})
+TEXT_DOUBT_FLAGS = frozenset({"text_wrong_script", "text_implausible_rate", "text_nuclei_mismatch"})
 
 
-def text_doubts(text: str, lang: str, syllables: float, active_s: float) -> list[str]:
+def text_doubts(
+    text: str, lang: str, syllables: float, active_s: float, nuclei: float | None = None
+) -> list[str]:
     """Flags that keep a model's text channel from counting syllables: written in another
     script than the language it should speak (a Mandarin tail under English speech, a
-    transliteration), or a syllable rate per second of speech no human reply has (the text
-    channel of a reply that spells letters, or that stopped early)."""
+    transliteration), a syllable rate per second of speech no human reply has (the text
+    channel of a reply that spells letters, or that stopped early), or a syllable count far
+    from the ASR-free nuclei count of the audio (:data:`TEXT_SYL_PER_NUCLEUS`: the text is not
+    what was said)."""
     out = []
     if wrong_script(text, lang):
         out.append("text_wrong_script")
@@ -163,6 +174,10 @@ def text_doubts(text: str, lang: str, syllables: float, active_s: float) -> list
         and not PLAUSIBLE_SYL_PER_S[0] <= syllables / active_s <= PLAUSIBLE_SYL_PER_S[1]
     ):
         out.append("text_implausible_rate")
+    if nuclei and syllables > 0:
+        lo, hi = TEXT_SYL_PER_NUCLEUS
+        if not lo <= syllables / nuclei <= hi:
+            out.append("text_nuclei_mismatch")
     return out
 
 

@@ -128,14 +128,29 @@ def test_explicit_sources():
             speed_key({}, bad)
 
 
-def test_auto_switches_to_text_when_a_transcript_disagrees_with_the_text_channel():
+def test_a_transcript_and_text_channel_that_disagree_leave_the_turn_unscored():
     clean = turns(*[feat(spm=200, text_spm=210, asr_text_er=0.1) for _ in range(3)])
     assert speed_key(clean) == ("spm", (), {})
     garbled = {**clean, 3: feat(spm=200, text_spm=210, asr_text_er=0.45)}
-    assert speed_key(garbled) == ("text_spm", ("speed_from_text", "asr_text_mismatch"), {})
+    # nothing tells which of the two is wrong: neither scores the turn, under auto or asr
+    assert speed_key(garbled) == ("spm", (), {3: "asr_text_mismatch"})
     assert speed_key(garbled, max_error=0.5) == ("spm", (), {})  # the limit is the caller's
-    # an explicit asr source never switches to the text; the unfaithful turn is unscored
     assert speed_key(garbled, "asr") == ("spm", (), {3: "asr_text_mismatch"})
+
+
+def test_auto_switches_to_text_when_an_asr_side_test_doubts_the_transcript():
+    looped = turns(
+        feat(spm=200, text_spm=210),
+        feat(spm=900, text_spm=220, flags=("asr_repetition",)),
+        feat(spm=205, text_spm=215),
+    )
+    assert speed_key(looped) == ("text_spm", ("speed_from_text",), {})
+    # a text channel that does not match the audio's nuclei count cannot stand in
+    bad_text = {
+        **looped,
+        2: feat(spm=900, text_spm=220, flags=("asr_repetition", "text_nuclei_mismatch")),
+    }
+    assert speed_key(bad_text) == ("spm", (), {2: "asr_repetition"})
 
 
 def test_score_context_defaults_are_the_config_defaults():

@@ -93,4 +93,12 @@ def test_a_homophone_is_the_syllable_that_was_said():
     assert transcript_error_rate(
         said, "先人長比較耐汗,一般三到三周交一次水。", "zh"
     ) == pytest.approx(1 / 17)
-    assert tokens("我有3个", "zh") == ["wo", "you", "3", "ge"]  # a digit is one token
+    assert tokens("我有3个", "zh") == ["wo", "you", "san", "ge"]  # a digit reads as its numeral
+
+
+def test_counted_mandarin_digits_are_the_numerals_that_were_said():
+    """Whisper writes a counted 一二三四 as "1 2 3 4" (a real gpt-4o reply): the same syllables."""
+    assert transcript_error_rate("一二三四", "1 2 3 4", "zh") == 0.0
+    assert transcript_error_rate("一二三四", "1 2 3 5", "zh") == pytest.approx(0.25)
+    # a number of several digits still differs from its reading: 10 is yi ling, 十 is shi
+    assert transcript_error_rate("十", "10", "zh") == pytest.approx(2.0)

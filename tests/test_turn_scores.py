@@ -59,13 +59,13 @@ def test_speed_source_flags_every_turn_of_the_sample():
     replies = {("v", k): ok_reply("v", k) for k in (1, 2, 3)}
     features = {
         ("v", k): feat(
-            "v", k, spm=200.0 + k, text_spm=180.0 + k, asr_text_er=0.5 if k == 2 else 0.0
+            "v", k, spm=200.0 + k, text_spm=180.0 + k, flags=["asr_repetition"] if k == 2 else []
         )
         for k in (1, 2, 3)
     }
     got = collect_turn_scores([s], replies, features, ScoreContext())
     assert [t.value for t in got] == [181.0, 182.0, 183.0]
-    assert all(t.flags == ("speed_from_text", "asr_text_mismatch") for t in got)
+    assert all(t.flags == ("speed_from_text",) for t in got)
     asr = collect_turn_scores([s], replies, features, ScoreContext(speed_source="asr"))
     # an explicit asr source never switches estimator: the unfaithful turn is unscored instead
     assert [t.value for t in asr] == [201.0, None, 203.0] and all(t.flags == () for t in asr)

@@ -145,6 +145,11 @@ def test_a_text_channel_in_another_script_or_at_no_human_rate_cannot_score_speed
     assert validity.text_doubts("三加五等于八", "en", 6, 2.0) == ["text_wrong_script"]
     assert validity.text_doubts("yo planning picnic", "en", 5, 12.0) == ["text_implausible_rate"]
     assert validity.text_doubts("a fine day for a picnic by the lake", "en", 10, 2.5) == []
+    assert validity.text_doubts("a fine day for a picnic by the lake", "en", 10, 2.5, 9) == []
+    # a text channel covering half the letters the audio spells (45 syllables, 87 nuclei)
+    assert validity.text_doubts("U U U S " * 11 + "U", "en", 45, 38.3, 87) == [
+        "text_nuclei_mismatch"
+    ]
     feats = {
         1: FeatureRecord(
             "s", 1, "ok", "f", values={"spm": 300.0, "text_spm": 120.0}, flags=["asr_repetition"]

@@ -71,11 +71,15 @@ def speed_key(
 
     ``text`` (syllables of the model's own text channel) and ``nuclei`` (ASR-free, a labelled
     diagnostic) are used as asked. ``asr`` (the paper's definition) and ``auto`` use the
-    transcript rate of every turn that is not doubtful (:func:`doubtful_turns`). When a turn is
-    doubtful, ``auto`` scores the whole sample from the text channel if every turn has one that
-    is itself plausible (no ``text_*`` doubt flag: right script, a human rate; flag ``speed_from_text``, plus ``asr_text_mismatch`` when a mismatch was among the
-    reasons: one estimator per sample, never mixed across turns); otherwise, and always under
-    ``asr``, the doubtful turns are unscored with their reason.
+    transcript rate of every turn that is not doubtful (:func:`doubtful_turns`). When a turn's
+    transcript is doubted by an ASR-side test (a loop, low confidence, a re-decode, the wrong
+    script, an implausible rate, a nuclei or same-words count mismatch), ``auto`` scores the whole
+    sample from the text channel if every turn has one that is itself plausible (no ``text_*``
+    doubt flag: right script, a human rate, a count near the ASR-free nuclei count; flag
+    ``speed_from_text``: one estimator per sample, never mixed across turns). A transcript doubted
+    only because it disagrees with the text channel (``asr_text_mismatch``) is not replaced by that
+    text: with nothing to tell which of the two is wrong, the turn is unscored. Otherwise, and
+    always under ``asr``, the doubtful turns are unscored with their reason.
     """
     if source in ("text", "nuclei"):
         return SOURCES[source], (f"speed_from_{source}",), {}
@@ -89,9 +93,11 @@ def speed_key(
     text_ok = all(
         "text_spm" in f.values and not TEXT_DOUBT_FLAGS & set(f.flags) for f in feats.values()
     )
-    if source == "auto" and text_ok:
-        mismatch = any(why == "asr_text_mismatch" for why in doubtful.values())
-        return "text_spm", ("speed_from_text",) + (("asr_text_mismatch",) if mismatch else ()), {}
+    # a transcript doubted only because it disagrees with the text channel: either may be the
+    # wrong one (a real model's text and speech can differ), so the text may not replace it
+    bare_mismatch = any(why == "asr_text_mismatch" for why in doubtful.values())
+    if source == "auto" and text_ok and not bare_mismatch:
+        return "text_spm", ("speed_from_text",), {}
     return "spm", (), doubtful
 
 

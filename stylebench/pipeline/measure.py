@@ -227,7 +227,8 @@ def finish_sample(
             values["text_syllables"] = float(syl)
             if syl > 0:
                 values["text_spm"] = rate.syllables_per_minute(syl, values["span_s"])
-            doubts = text_doubts(text, lang, syl, values.get("active_s", 0.0))
+            active = values.get("active_s", 0.0)
+            doubts = text_doubts(text, lang, syl, active, values.get("nuclei"))
             out[k][1].extend(f for f in doubts if f not in out[k][1])
         tr = transcripts.get(k)
         if text and tr is not None and tr.status == "ok":

@@ -71,12 +71,12 @@ def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence
     if m.speed_source != "auto":
         return f"speed source: {m.speed_source} for all {len(speed_ids)} samples (--speed-source)"
     by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
-    mismatch = {t.sample_id for t in turn_scores if "asr_text_mismatch" in t.flags}
+    mismatch = {t.sample_id for t in turn_scores if t.error and "asr_text_mismatch" in t.error}
     return (
         f"speed source (auto): {len(speed_ids - by_text)} samples from the ASR transcript, "
-        f"{len(by_text)} from the model's text channel because a turn's transcript was unreliable "
-        f"(flagged, missing, or WER/CER against the text channel > {m.transcript_max_error:g}: "
-        f"{len(mismatch)} samples)"
+        f"{len(by_text)} from the model's text channel because an ASR-side test doubted a turn's "
+        f"transcript (flagged or missing); {len(mismatch)} samples with a turn unscored because "
+        f"its transcript and text channel disagree (WER/CER > {m.transcript_max_error:g})"
     )
 
 
