@@ -118,12 +118,18 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
             if g["dim"] == "pitch"
             for s, d in g["by_direction"].items()
         },
-        "leakage": sum(g["n_leaks"] for g in groups.values()) <= MAX_LEAKS,
     }
+    # without ASR the tempo copies score no speed, yet they must not move pitch or volume
+    tempo = (
+        []
+        if use_asr
+        else [_row(c, ch, dims, thr) for ch in todo if ch.dim == "speed" for c in results]
+    )
+    tempo_leaks = [r for r in tempo if r["leaks"]]
+    targets["leakage"] = sum(g["n_leaks"] for g in groups.values()) + len(tempo_leaks) <= MAX_LEAKS
     drift = [
         (abs(r["pitch_drift"]), r["clip"], r["change"], r["pitch_drift"])
-        for g in groups.values()
-        for r in g["rows"]
+        for r in [r for g in groups.values() for r in g["rows"]] + tempo
         if "pitch_drift" in r
     ]
     worst = max(drift, default=(0.0, "", "", 0.0))
@@ -151,6 +157,7 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
             "n": len(drift),
         },
         "unscored": dict(unscored),
+        "tempo_without_asr": {"n": len(tempo), "leaks": tempo_leaks},
     }
 
 
@@ -263,7 +270,15 @@ def render(result: dict[str, Any]) -> str:
         out.append(
             f"  {_pf(ok)} bias {n}: {_f(s['groups'][name]['by_direction'][sign]['bias'])} st"
         )
-    leaks = sum(g["n_leaks"] for g in s["groups"].values())
+    tw = s.get("tempo_without_asr", {"n": 0, "leaks": []})
+    if tw["n"]:
+        out.append(
+            f"  tempo copies (speed not measured without ASR): {len(tw['leaks'])}/{tw['n']} "
+            "moved pitch or volume past its threshold",
+        )
+        for r in tw["leaks"]:
+            out.append(f"    leak   {r['clip']:13} {r['change']:22} {', '.join(r['leaks'])}")
+    leaks = sum(g["n_leaks"] for g in s["groups"].values()) + len(tw["leaks"])
     out.append(f"  {_pf(t['leakage'])} leakage: {leaks} changes leak")
     pd = s["pitch_drift"]
     out.append(

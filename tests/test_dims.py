@@ -138,6 +138,29 @@ def test_a_transcript_and_text_channel_that_disagree_leave_the_turn_unscored():
     assert speed_key(garbled, "asr") == ("spm", (), {3: "asr_text_mismatch"})
 
 
+def test_a_transcript_counting_the_text_channels_syllables_is_vouched_for_despite_misheard_words():
+    # Whisper base on espeak-ng: WER 0.57, yet 31 syllables for a text of 30
+    ok = turns(
+        *[feat(spm=200, text_spm=205, asr_text_er=0.57, syllables=31, text_syllables=30)] * 3
+    )
+    assert speed_key(ok) == ("spm", (), {})
+    off = {**ok, 2: feat(spm=200, text_spm=150, asr_text_er=1.0, syllables=7, text_syllables=5)}
+    assert speed_key(off) == ("spm", (), {2: "asr_text_mismatch"})
+    # a text channel that is itself implausible corroborates nothing
+    bad = {
+        **ok,
+        2: feat(
+            flags=("text_nuclei_mismatch",),
+            spm=200,
+            text_spm=205,
+            asr_text_er=0.57,
+            syllables=31,
+            text_syllables=30,
+        ),
+    }
+    assert speed_key(bad) == ("spm", (), {2: "asr_text_mismatch"})
+
+
 def test_auto_switches_to_text_when_an_asr_side_test_doubts_the_transcript():
     looped = turns(
         feat(spm=200, text_spm=210),

@@ -15,6 +15,20 @@ from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, va
 SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 
 
+def counts_agree(f: Any) -> bool:
+    """The transcript and a plausible text channel count the same syllables (within
+    :data:`stylebench.metrics.validity.SAME_CONTENT_SYL_TOL`, or by less than 2): the count the
+    speed score uses is corroborated by a second channel even where the words differ. Seen on the
+    reference model: Whisper base misheard espeak-ng words (WER 0.4-0.7) while counting 29-31
+    syllables for a text of 30."""
+    from stylebench.metrics.validity import SAME_CONTENT_SYL_TOL, TEXT_DOUBT_FLAGS
+
+    syl, text = f.values.get("syllables"), f.values.get("text_syllables")
+    if syl is None or not text or TEXT_DOUBT_FLAGS & set(f.flags):
+        return False
+    return abs(syl - text) < 2 or abs(syl - text) <= SAME_CONTENT_SYL_TOL * text
+
+
 def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int, str]:
     """Turns whose transcript cannot be trusted to count syllables, each with why.
 
@@ -25,7 +39,8 @@ def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int
     same voice saying similar content keeps that ratio; a loop does not), or, next to a turn
     whose audio says the same words (an ASR-free DTW test), a syllable count that changed
     (:func:`stylebench.metrics.validity.count_changed`: a dropped phrase).
-    A transcript that is faithful to the text channel is vouched for and never doubtful.
+    A transcript that is faithful to the text channel, or that counts the same syllables as a
+    plausible one (:func:`counts_agree`), is vouched for and never doubtful.
     """
     from stylebench.metrics.fidelity import is_faithful
     from stylebench.metrics.validity import DOUBT_FLAGS, count_changed, nuclei_outliers
@@ -34,7 +49,8 @@ def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int
     vouched = {
         k
         for k, f in feats.items()
-        if "asr_text_er" in f.values and is_faithful(f.values["asr_text_er"], max_error)
+        if "asr_text_er" in f.values
+        and (is_faithful(f.values["asr_text_er"], max_error) or counts_agree(f))
     }
     for k, f in feats.items():
         if k in vouched:
