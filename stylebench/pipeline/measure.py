@@ -86,6 +86,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
 
     spans: dict[str, dict[str, float]] = {}
     missed, suspect = None, None  # None: Silero was not asked (``--vad energy``)
+    peaks = None  # syllable-nucleus candidates: one Praat pass per reply, filtered per span
     for backend in ("energy",) if cfg.vad == "energy" else ("silero", "energy"):
         try:
             span = vad.speech_span(wave, sr, backend=backend)
@@ -97,7 +98,9 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
             missed = vad.missed_speech_s(wave, sr, span)
             suspect = vad.span_is_suspect(missed, span)
         if span is not None:
-            spans[backend] = _span_values(wave, sr, span, energy, vad)
+            if peaks is None:
+                peaks = _voiced_peaks(wave, sr)
+            spans[backend] = _span_values(wave, sr, span, peaks, energy, vad)
     track = pitch.f0_track(
         wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
     )
@@ -128,11 +131,19 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     }
 
 
-def _span_values(wave: np.ndarray, sr: int, span: Any, energy: Any, vad: Any) -> dict[str, float]:
+def _voiced_peaks(wave: np.ndarray, sr: int) -> np.ndarray:
+    from stylebench.metrics import rate
+
+    return rate.voiced_peaks(wave, sr)
+
+
+def _span_values(
+    wave: np.ndarray, sr: int, span: Any, peaks: np.ndarray, energy: Any, vad: Any
+) -> dict[str, float]:
     from stylebench.metrics import rate, validity
 
     rms = energy.rms_stats(wave, mask=vad.active_mask(span, wave.size, sr))
-    nuclei = rate.syllable_nuclei(wave, sr, span=span).size
+    nuclei = rate.nuclei_in_span(peaks, span).size
     return {
         "span_start": span.start,
         "span_end": span.end,
