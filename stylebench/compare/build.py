@@ -43,7 +43,7 @@ def _cluster_of(runs: Sequence[RunData], cluster: str) -> dict[str, str] | None:
         return None
     if cluster not in CLUSTERS:
         raise ValueError(f"--cluster must be one of {CLUSTERS}, got {cluster!r}")
-    return {s.id: f"{s.lang}:{getattr(s, cluster)}" for s in runs[0].samples}
+    return {s.id: f"{s.lang}:{getattr(s, cluster)}" for s in runs[0].scored.samples}
 
 
 def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from stylebench.config import RunConfig
 from stylebench.executors.base import Executor
 from stylebench.pipeline.stage import run_stage
 from stylebench.pipeline.stages import RESPOND, STAGES, StageInputs, with_inputs
-from stylebench.records import Key, Sample
+from stylebench.records import Key, RespondRecord, Sample
 from stylebench.store import RunStore
 
 
@@ -39,7 +39,7 @@ def measure(
     store: RunStore,
     samples: Sequence[Sample],
     cfg: RunConfig,
-    replies: dict[Key, Any],
+    replies: dict[Key, RespondRecord],
     *,
     compute: bool = True,
     progress: bool = True,

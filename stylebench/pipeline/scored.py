@@ -21,7 +21,7 @@ from stylebench.metrics.dims.base import ScoreContext
 from stylebench.pipeline import gate
 from stylebench.pipeline.runner import Measured, measure
 from stylebench.pipeline.stages import RESPOND
-from stylebench.records import Key, Sample
+from stylebench.records import Key, RespondRecord, Sample
 from stylebench.scoring.cells import Cell, Thresholds, TurnScore, score_cells
 from stylebench.scoring.emotion import ProbeScores, probe_scores
 from stylebench.store import RunStore
@@ -78,7 +78,7 @@ class ScoredRun:
         return self.measured.records
 
     @property
-    def replies(self) -> Mapping[Key, Any]:
+    def replies(self) -> Mapping[Key, RespondRecord]:
         return self.measured.records[RESPOND]
 
     @cached_property

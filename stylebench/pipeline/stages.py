@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stylebench.config import RunConfig
 from stylebench.pipeline import gate
@@ -25,6 +25,9 @@ from stylebench.pipeline.measure import FeatureConfig
 from stylebench.pipeline.stage import Stage
 from stylebench.records import Key, Sample
 from stylebench.store import RunStore
+
+if TYPE_CHECKING:
+    from stylebench.metrics.judges.cache import JudgeCache
 
 #: the replies: the records every later stage starts from (made by ``RespondStage``, which needs
 #: the model and so runs in :func:`stylebench.pipeline.commands.run`, not in this list)
@@ -181,7 +184,7 @@ def _caption(ctx: StageInputs) -> Built:
     return Built(stage, info)
 
 
-def _cache(use: bool) -> Any:
+def _cache(use: bool) -> JudgeCache | None:
     from stylebench.metrics.judges.cache import JudgeCache, default_cache_path
 
     return JudgeCache(default_cache_path()) if use else None
