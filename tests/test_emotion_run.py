@@ -229,8 +229,7 @@ def test_probe_without_funasr_prints_the_install_hint(runs, monkeypatch, capsys)
 
 
 def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch):
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.scored import score_stored
+    from stylebench.pipeline.commands import open_stored, score_stored
 
     stand_in = types.SimpleNamespace(AutoModel=StandInFunasrAutoModel)
     monkeypatch.setitem(sys.modules, "funasr", stand_in)

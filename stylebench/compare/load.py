@@ -154,8 +154,7 @@ def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
     Raises:
         FileNotFoundError: not a run folder. ValueError: its dialogue set changed since.
     """
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.scored import score_stored
+    from stylebench.pipeline.commands import open_stored, score_stored
 
     run = open_stored(run_dir)
     scored = score_stored(run)

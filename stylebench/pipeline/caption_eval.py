@@ -51,8 +51,7 @@ def _ties(
 
 
 def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.scored import score_stored
+    from stylebench.pipeline.commands import open_stored, score_stored
 
     scored = score_stored(open_stored(run_dir), only=("caption",))  # no judge needed
     caps = {k: c for k, c in scored.records["caption"].items() if c.status == "ok"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from stylebench.pipeline.reporting import extractor_names, report
 from stylebench.pipeline.respond import ReplyLimits, RespondStage
 from stylebench.pipeline.respond_job import ModelSpec
 from stylebench.pipeline.runner import measure
-from stylebench.pipeline.scored import score_run, score_stored
+from stylebench.pipeline.scored import ScoredRun, score_run
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import Key, RespondRecord, Sample
 from stylebench.store import RunStore
@@ -190,6 +191,25 @@ class StoredRun:
                 + "; re-run the folder with the stylebench that made it, or run it again"
             )
         return records
+
+
+def score_stored(run: StoredRun, *, only: Collection[str] | None = None) -> ScoredRun:
+    """Collect a stored run's current records (nothing is computed) and score them.
+
+    ``only`` collects just those stages and what they read (:func:`.runner.measure`); the
+    scores of the stages left out read as not run (``caption-eval`` needs no judge).
+    """
+    measured = measure(
+        run.store,
+        run.samples,
+        run.cfg,
+        run.replies(),
+        compute=False,
+        progress=False,
+        only=only,
+        manifest=run.manifest,
+    )
+    return score_run(run.store, run.samples, run.cfg, measured, manifest=run.manifest)
 
 
 def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) -> StoredRun:

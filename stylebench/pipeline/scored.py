@@ -10,41 +10,22 @@ ratings summary); the scoring itself (:mod:`stylebench.scoring`) is pure and rea
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stylebench.config import RunConfig
 from stylebench.metrics.dims.base import ScoreContext
 from stylebench.pipeline import gate
-from stylebench.pipeline.runner import Measured, measure
+from stylebench.pipeline.runner import Measured
+from stylebench.pipeline.score_config import score_context, thresholds_of
 from stylebench.pipeline.stages import RESPOND
 from stylebench.records import Key, RespondRecord, Sample
 from stylebench.scoring.cells import Cell, Thresholds, TurnScore, score_cells
 from stylebench.scoring.emotion import ProbeScores, probe_scores
 from stylebench.store import RunStore
-
-if TYPE_CHECKING:
-    from stylebench.pipeline.commands import StoredRun
-
-
-def score_context(cfg: RunConfig) -> ScoreContext:
-    """The settings a per-reply score depends on (the one place they are taken from config)."""
-    m = cfg.measure
-    return ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
-
-
-def thresholds_of(cfg: RunConfig) -> Thresholds:
-    """The run's just-noticeable change per dimension."""
-    sc = cfg.score
-    return Thresholds(
-        pitch_st=sc.pitch_st,
-        volume_db=sc.volume_db,
-        speed_pct=sc.speed_pct,
-        emotion_delta=sc.prosody_delta,
-    )
 
 
 @dataclass(frozen=True)
@@ -151,22 +132,3 @@ def score_run(
         human=human_report_block(store.root),
         majority=read_majority(store.root),
     )
-
-
-def score_stored(run: StoredRun, *, only: Collection[str] | None = None) -> ScoredRun:
-    """Collect a stored run's current records (nothing is computed) and score them.
-
-    ``only`` collects just those stages and what they read (:func:`.runner.measure`); the
-    scores of the stages left out read as not run (``caption-eval`` needs no judge).
-    """
-    measured = measure(
-        run.store,
-        run.samples,
-        run.cfg,
-        run.replies(),
-        compute=False,
-        progress=False,
-        only=only,
-        manifest=run.manifest,
-    )
-    return score_run(run.store, run.samples, run.cfg, measured, manifest=run.manifest)

@@ -151,7 +151,7 @@ def _offline_captioner(cfg: RunConfig) -> bool:
 def _caption(ctx: StageInputs) -> Built:
     from stylebench.metrics.captions.base import CAPTIONERS, load_instruction
     from stylebench.pipeline.caption import CaptionStage, build, dim_values
-    from stylebench.pipeline.scored import score_context
+    from stylebench.pipeline.score_config import score_context
 
     cfg, samples = ctx.cfg, ctx.samples
     cc = cfg.caption
