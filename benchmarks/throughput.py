@@ -63,8 +63,8 @@ def bench_features(src: Path, workers: int) -> None:
     from stylebench.executors.serial import SerialExecutor
     from stylebench.pipeline.commands import open_stored
     from stylebench.pipeline.features import FeaturesStage
-    from stylebench.pipeline.runner import feature_config
     from stylebench.pipeline.stage import run_stage
+    from stylebench.pipeline.stages import feature_config
     from stylebench.store import RunStore
 
     stored = open_stored(src)

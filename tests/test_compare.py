@@ -242,3 +242,32 @@ def test_asr_code_path_warnings_reach_every_output(compared, tmp_path, monkeypat
     assert "warning: 2 runs, other ISAs" in (folder / "compare.html").read_text(encoding="utf-8")
     rows = list(csv.DictReader((folder / "leaderboard.csv").open(encoding="utf-8")))
     assert {r["asr_cpu"] for r in rows} == {"none"}
+
+
+def test_a_model_that_failed_the_gate_carries_no_style_number_forward(compared):
+    """shuffled follows every style instruction (its VSP is the reference's) with swapped
+    content: its leaderboard place comes after the eligible models, without its mean VSP, in
+    every output; compare.json's cells keep its numbers for inspection."""
+    res, folder = compared["result"], compared["folder"]
+    board = res["leaderboard"]
+    shuffled = board[-1]
+    assert shuffled["model"] == "shuffled" and shuffled["eligible"] is False
+    assert shuffled["mean_vsp"] is None and shuffled["carried_forward"] is False
+    assert all(s["carried_forward"] and s["mean_vsp"] is not None for s in board[:-1])
+    assert set(_vsp(res, "shuffled", "volume").values()) == {100.0}  # kept in the cells
+    row = next(line for line in compared["md"].splitlines() if line.startswith("| shuffled"))
+    assert "— (not eligible)" in row and "100" not in row.split("|")[2]
+    assert "Not eligible (failed the relevance gate): shuffled" in compared["md"]
+    html = (folder / "compare.html").read_text(encoding="utf-8")
+    board_html = html[
+        html.index('id="leaderboard"') : html.index("</table>", html.index('id="leaderboard"'))
+    ]
+    assert "— (not eligible)" in board_html
+    rows = list(csv.DictReader((folder / "leaderboard.csv").open(encoding="utf-8")))
+    for r in rows:
+        carried = r["model"] != "shuffled"
+        assert r["carried_forward"] == str(carried)
+        assert bool(r["vsp"]) == carried and bool(r["svd_ci"] or r["svd"]) <= carried
+    lb = json.loads((folder / "leaderboard.json").read_text(encoding="utf-8"))
+    assert [m["model"] for m in lb["models"]][-1] == "shuffled"
+    assert {r["vsp"] for r in lb["rows"] if r["model"] == "shuffled"} == {None}

@@ -9,8 +9,9 @@ import pytest
 
 from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
-from stylebench.ratings.importer import SUMMARY_NAME
+from stylebench.ratings.importer import SUMMARY_NAME, read_majority
 from stylebench.scoring.cells import Thresholds, TurnScore
+from stylebench.scoring.emotion import ProbeScores
 
 pytest.importorskip("statsmodels")
 BOOT = {"n_boot": 100, "seed": 0, "ci": 0.95}
@@ -45,16 +46,24 @@ def _run(tmp_path, label, *, human=False, probe=False):
         (root / SUMMARY_NAME).write_text(
             json.dumps({"majority": rows, "cells": []}), encoding="utf-8"
         )
-    probe_scores = _scores({s: (0.1, 0.2, 0.3) for s in PROSODIC}) if probe else None
-    return SimpleNamespace(
-        label=label,
-        root=root,
+    probe_scores = (
+        ProbeScores(
+            tuple(_scores({s: (0.1, 0.2, 0.3) for s in PROSODIC})),
+            (),
+            Thresholds(emotion_delta=0.05),
+        )
+        if probe
+        else None
+    )
+    # a stand-in of a ScoredRun: what the tables read of one
+    scored = SimpleNamespace(
         human={"cells": []} if human else None,
-        probe_scores=probe_scores,
-        probe_threshold=0.05,
+        majority=read_majority(root),
+        probe=probe_scores,
         exclude=frozenset(),
         relevance={"srd": None, "mrd": None, "eligible": None},
     )
+    return SimpleNamespace(label=label, root=root, scored=scored)
 
 
 def test_emotion_table_takes_human_then_probe_then_prosodic(tmp_path):

@@ -229,10 +229,7 @@ def test_probe_without_funasr_prints_the_install_hint(runs, monkeypatch, capsys)
 
 
 def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch):
-    from stylebench.metrics.dims.base import ScoreContext
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.runner import measure
-    from stylebench.scoring.turns import collect_turn_scores
+    from stylebench.pipeline.commands import open_stored, score_stored
 
     stand_in = types.SimpleNamespace(AutoModel=StandInFunasrAutoModel)
     monkeypatch.setitem(sys.modules, "funasr", stand_in)
@@ -252,11 +249,11 @@ def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch
     ]
     (store.root / "ratings_summary.json").write_text(json.dumps({"majority": majority}))
     try:
-        measured = measure(store, samples, cfg, stored.replies(), compute=False, progress=False)
-        scores = collect_turn_scores(samples, measured.replies, measured.features, ScoreContext())
-        block = emotion_report_block(store.root, samples, cfg, scores, (), measured)[
-            "emotion_scores"
-        ]
+        scored = score_stored(stored)  # reads the imported majorities
+        scores = scored.turn_scores
+        block = emotion_report_block(
+            samples, cfg, scores, probe=scored.probe, majority=scored.majority
+        )["emotion_scores"]
     finally:
         (store.root / "ratings_summary.json").unlink()
     agree = block["prosodic"]["agreement_with_human"]

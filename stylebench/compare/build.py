@@ -16,8 +16,7 @@ from stylebench.compare.cell_tests import compare_cell
 from stylebench.compare.load import RunData
 from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
-from stylebench.report.build import cell_dict
-from stylebench.scoring.cells import cell_sort_key, score_cells
+from stylebench.scoring.cells import cell_dict, cell_sort_key, score_cells
 
 CLUSTERS = ("none", "content", "voice")
 FORMAT = "stylebench-compare/1"
@@ -44,19 +43,25 @@ def _cluster_of(runs: Sequence[RunData], cluster: str) -> dict[str, str] | None:
         return None
     if cluster not in CLUSTERS:
         raise ValueError(f"--cluster must be one of {CLUSTERS}, got {cluster!r}")
-    return {s.id: f"{s.lang}:{getattr(s, cluster)}" for s in runs[0].samples}
+    return {s.id: f"{s.lang}:{getattr(s, cluster)}" for s in runs[0].scored.samples}
 
 
 def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A model's leaderboard entry. A model that failed the relevance gate keeps its place on
+    the board (ranked after the others) but not its style number: ``mean_vsp`` is None and
+    ``carried_forward`` False (its cells stay in the comparison, for inspection only)."""
     acoustic = [c["vsp"] for c in cells if c["dim"] != "emotion" and c["vsp"] is not None]
+    rel = run.scored.relevance
+    carried = rel.get("eligible") is not False
     return {
         "model": run.label,
         "calibration": run.model in CALIBRATION,
-        "mean_vsp": round(sum(acoustic) / len(acoustic), 2) if acoustic else None,
+        "mean_vsp": round(sum(acoustic) / len(acoustic), 2) if acoustic and carried else None,
+        "carried_forward": carried,
         "n_cells": len(acoustic),
-        "srd": run.relevance.get("srd"),
-        "mrd": run.relevance.get("mrd"),
-        "eligible": run.relevance.get("eligible"),
+        "srd": rel.get("srd"),
+        "mrd": rel.get("mrd"),
+        "eligible": rel.get("eligible"),
         "provenance": run.provenance,
     }
 
@@ -79,7 +84,7 @@ def compare_runs(
     if len(runs) < 2:
         raise ValueError("compare needs at least two runs")
     runs = unique_labels(runs)
-    shared = set.intersection(*({s.id for s in r.samples} for r in runs))
+    shared = set.intersection(*({s.id for s in r.scored.samples} for r in runs))
     if not shared:
         raise ValueError(
             "these runs share no sample id: run them on the same dialogue set and dims"
@@ -89,12 +94,14 @@ def compare_runs(
     per_run_cells: dict[str, dict[tuple, dict[str, Any]]] = {}
     per_run_out: dict[str, dict] = {}
     for r in runs:
-        scores = [t for t in r.turn_scores if t.sample_id in shared]
-        cells = score_cells(scores, thresholds=r.thresholds, exclude=r.exclude, **boot)
+        scores = [t for t in r.scored.turn_scores if t.sample_id in shared]
+        cells = score_cells(
+            scores, thresholds=r.scored.thresholds, exclude=r.scored.exclude, **boot
+        )
         per_run_cells[r.label] = {
             (c.dim, c.direction, c.lang, c.pair, c.group): cell_dict(c) for c in cells
         }
-        per_run_out[r.label] = outcomes(scores, r.thresholds, exclude=r.exclude)
+        per_run_out[r.label] = outcomes(scores, r.scored.thresholds, exclude=r.scored.exclude)
     keys = sorted(
         set().union(*(set(v) for v in per_run_out.values())), key=lambda k: cell_sort_key(*k)
     )
@@ -110,13 +117,14 @@ def compare_runs(
         "models": [r.label for r in runs],
         "calibration": [r.label for r in runs if r.model in CALIBRATION],
         "n_shared": len(shared),
-        "n_dropped": {r.label: len({s.id for s in r.samples} - shared) for r in runs},
+        "n_dropped": {r.label: len({s.id for s in r.scored.samples} - shared) for r in runs},
         "settings": {"cluster": cluster, "n_boot": n_boot, "seed": seed, "ci": ci, "alpha": alpha},
-        # not-eligible models stay on the board, marked, below the eligible (or unknown) ones
+        # not-eligible models stay on the board, marked and without their style number,
+        # below the eligible (or unknown) ones
         "leaderboard": sorted(
             summaries,
             key=lambda s: (
-                s["eligible"] is False,
+                not s["carried_forward"],
                 -(s["mean_vsp"] if s["mean_vsp"] is not None else -1.0),
                 s["model"],
             ),

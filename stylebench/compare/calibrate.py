@@ -10,11 +10,11 @@ eligible).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stylebench.config import flatten, resolve_config
+from stylebench.config import RunConfig, flatten, resolve_config
 
 CALIBRATION = ("reference", "neutral", "shuffled")
 log = logging.getLogger(__name__)
@@ -23,14 +23,14 @@ log = logging.getLogger(__name__)
 _RUN_ONLY = ("model", "model_args", "worker_python", "run_id", "out", "turn_timeout_s")
 
 
-def calibration_config(manifest: dict[str, Any], model: str, out: Path) -> Any:
+def calibration_config(manifest: Mapping[str, Any], model: str, out: Path) -> RunConfig:
     """The stored config of a compared run with ``model`` in its place, writing under ``out``."""
     base = {k: v for k, v in flatten(manifest["config"]).items() if k not in _RUN_ONLY}
     return resolve_config({"model": model, "out": str(out)}, base=base)
 
 
 def ensure_calibration(
-    manifest: dict[str, Any],
+    manifest: Mapping[str, Any],
     present: Sequence[str],
     out: Path,
     *,

@@ -42,11 +42,24 @@ CELL_COLUMNS = (
     "n_ok",
     "n",
 )
-COLUMNS = ("model", "calibration", "eligible", "srd", "mrd", *CELL_COLUMNS, *PROVENANCE)
+COLUMNS = (
+    "model",
+    "calibration",
+    "eligible",
+    "carried_forward",
+    "srd",
+    "mrd",
+    *CELL_COLUMNS,
+    *PROVENANCE,
+)
+#: the style numbers of a cell, left empty for a model not carried forward (not eligible)
+STYLE_COLUMNS = ("vsp", "vsp_ci", "svd", "svd_ci")
 
 
 def leaderboard_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per (model, cell): the cell's VSP/SVD and the model's provenance."""
+    """One row per (model, cell): the cell's VSP/SVD and the model's provenance; a model that
+    failed the relevance gate has ``carried_forward`` False and no VSP/SVD (compare.json's
+    cells keep them, for inspection)."""
     models = {s["model"]: s for s in result["leaderboard"]}
     rows = []
     for block in result["cells"]:
@@ -56,11 +69,14 @@ def leaderboard_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "model": label,
                 "calibration": s["calibration"],
                 "eligible": s["eligible"],
+                "carried_forward": s["carried_forward"],
                 "srd": s["srd"],
                 "mrd": s["mrd"],
             }
             row.update({k: block[k] for k in ("dim", "direction", "lang", "pair", "group")})
             row.update({k: (cell or {}).get(k) for k in CELL_COLUMNS[5:]})
+            if not s["carried_forward"]:
+                row.update(dict.fromkeys(STYLE_COLUMNS))
             row.update({k: s["provenance"].get(k) for k in PROVENANCE})
             rows.append(row)
     return rows

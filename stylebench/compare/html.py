@@ -20,6 +20,7 @@ from typing import Any
 
 from stylebench.compare.html_parts import SCRIPT, STYLE, sample_section, table
 from stylebench.compare.load import RunData
+from stylebench.compare.md import NOT_CARRIED, not_carried_note
 from stylebench.compare.samples import outcomes
 
 CSP = (
@@ -41,7 +42,10 @@ def _plot(run: RunData) -> str:
 
         with tempfile.TemporaryDirectory() as tmp:
             path = plot_trajectories(
-                run.turn_scores, Path(tmp) / "t.png", title=run.label, exclude=run.exclude
+                run.scored.turn_scores,
+                Path(tmp) / "t.png",
+                title=run.label,
+                exclude=run.scored.exclude,
             )
             data = base64.b64encode(path.read_bytes()).decode()
     except ModuleNotFoundError as exc:
@@ -76,10 +80,12 @@ def render_html(
 
         by_label = {r.label: r for r in unique_labels(runs)}
     models = result["models"]
-    shared = set.intersection(*({s.id for s in r.samples} for r in by_label.values()))
+    shared = set.intersection(*({s.id for s in r.scored.samples} for r in by_label.values()))
     per_out = {
         m: outcomes(
-            [t for t in r.turn_scores if t.sample_id in shared], r.thresholds, exclude=r.exclude
+            [t for t in r.scored.turn_scores if t.sample_id in shared],
+            r.scored.thresholds,
+            exclude=r.scored.exclude,
         )
         for m, r in by_label.items()
     }
@@ -98,7 +104,7 @@ def render_html(
             [
                 [
                     (s["model"] + (" (calibration)" if s["calibration"] else ""), s["model"]),
-                    (_num(s["mean_vsp"]), s["mean_vsp"]),
+                    (_num(s["mean_vsp"]) if s["carried_forward"] else NOT_CARRIED, s["mean_vsp"]),
                     (str(s["n_cells"]), s["n_cells"]),
                     (_num(s["srd"]), s["srd"]),
                     (_num(s["mrd"]), s["mrd"]),
@@ -107,6 +113,7 @@ def render_html(
                 for s in result["leaderboard"]
             ],
         )
+        + (f"<p>{escape(note)}</p>" if (note := not_carried_note(result)) else "")
     )
     t = result["tables"]
     parts.append(

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stylebench.compare.load import RunData
 
 STYLE = (
     "body{font-family:sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;"
@@ -67,9 +70,9 @@ def sample_section(
     model: str,
     cell_name: str,
     block: dict[str, Any],
-    run: Any,
+    run: RunData,
     rows: dict[str, Any],
-    audio_src: Callable[[Any, str], str | None],
+    audio_src: Callable[[RunData, str], str | None],
 ) -> str:
     """The samples of one model in one cell (``rows``: sample id -> its
     :class:`~stylebench.compare.samples.PairOutcome`): valid or not, the signed change, and each
@@ -96,8 +99,8 @@ def sample_section(
             f"<td>{'–' if o.signed is None else f'{o.signed:.2f}'}</td>",
         ]
         for t in turns:
-            rep = run.replies.get((sid, t))
-            tr = run.transcripts.get((sid, t))
+            rep = run.scored.replies.get((sid, t))
+            tr = run.scored.records["transcribe"].get((sid, t))
             src = audio_src(run, getattr(rep, "audio", "") or "") if rep is not None else None
             player = (
                 f'<audio controls preload="none" src="{escape(src, quote=True)}"></audio>'

@@ -7,13 +7,13 @@ Runs are read, never changed: the current records of each stage are collected as
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stylebench.records import Key, Sample
-from stylebench.scoring.cells import Thresholds, TurnScore
+from stylebench.config import RunConfig
+from stylebench.pipeline.scored import ScoredRun
 
 #: what two compared runs must share, unless the user allows the difference (--allow-mismatch)
 CHECKS = ("dialogues", "thresholds", "asr", "judge", "measure")
@@ -21,29 +21,25 @@ CHECKS = ("dialogues", "thresholds", "asr", "judge", "measure")
 
 @dataclass(frozen=True)
 class RunData:
-    """One run as a comparison needs it."""
+    """One run as a comparison needs it: its scores (computed once, as its report computes
+    them) and what is comparative: its label, the settings that must match, its provenance."""
 
     label: str
-    root: Path
-    model: str
-    manifest: dict[str, Any]
-    samples: tuple[Sample, ...]
-    turn_scores: tuple[TurnScore, ...]
-    exclude: frozenset[str]
-    thresholds: Thresholds
-    relevance: dict[str, Any]  # the report's judge keys: srd, mrd, *_ci, eligible, relevance
-    probe_scores: tuple[TurnScore, ...] | None
-    probe_threshold: float
-    human: dict[str, Any] | None
-    replies: dict[Key, Any]
-    transcripts: dict[Key, Any]
+    root: Path  # the run folder, resolved
+    scored: ScoredRun
     settings: dict[str, dict[str, Any]]  # per CHECKS entry, what must match
     provenance: dict[str, Any]
-    n_boot: int
-    seed: int
+
+    @property
+    def model(self) -> str:
+        return self.scored.cfg.model
+
+    @property
+    def manifest(self) -> Mapping[str, Any]:
+        return self.scored.manifest
 
 
-def _settings(manifest: dict[str, Any], cfg: Any) -> dict[str, dict[str, Any]]:
+def _settings(manifest: Mapping[str, Any], cfg: RunConfig) -> dict[str, dict[str, Any]]:
     m, sc, jc, ec = cfg.measure, cfg.score, cfg.judge, cfg.emotion
     judge = dict(manifest.get("judge") or {})
     judge.pop("skipped", None)  # the reason wording is not a setting
@@ -80,7 +76,7 @@ def _settings(manifest: dict[str, Any], cfg: Any) -> dict[str, dict[str, Any]]:
 
 
 def _provenance(
-    root: Path, manifest: dict[str, Any], settings: dict[str, dict[str, Any]]
+    root: Path, manifest: Mapping[str, Any], settings: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
     ident = manifest.get("identity") or {}
     env = manifest.get("environment") or {}
@@ -111,7 +107,7 @@ def _provenance(
 ASR_MACHINE_FIELDS = ("ctranslate2", "isa", "gemm", "env")
 
 
-def asr_cpu_label(manifest: dict[str, Any]) -> str:
+def asr_cpu_label(manifest: Mapping[str, Any]) -> str:
     """e.g. ``"ctranslate2 4.8.5 AVX2 DNNL/DNNL"``; ``"unrecorded"`` for an older manifest."""
     m = (manifest.get("environment") or {}).get("asr_machine") or {}
     if not m:
@@ -153,60 +149,23 @@ def asr_machine_warnings(runs: Sequence[RunData]) -> list[str]:
 
 
 def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
-    """Read one run folder's current records (nothing is computed or written).
+    """Read one run folder's current records and score them (nothing is computed or written).
 
     Raises:
         FileNotFoundError: not a run folder. ValueError: its dialogue set changed since.
     """
-    from stylebench.metrics.dims.base import ScoreContext
-    from stylebench.pipeline import gate
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.runner import measure
-    from stylebench.ratings.importer import human_report_block
-    from stylebench.scoring.emotion import probe_turn_scores
-    from stylebench.scoring.turns import collect_turn_scores
+    from stylebench.pipeline.commands import open_stored, score_stored
 
     run = open_stored(run_dir)
-    cfg, m, sc = run.cfg, run.cfg.measure, run.cfg.score
-    replies = run.replies()
-    judge = None if gate.skip_reason(cfg) else gate.make_judge(cfg.judge)
-    measured = measure(
-        run.store, run.samples, cfg, replies, judge=judge, compute=False, progress=False
-    )
-    ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
-    turn_scores = collect_turn_scores(run.samples, measured.replies, measured.features, ctx)
-    relevance, exclude, _ = gate.gate_report(
-        cfg, run.samples, measured.judge_desc, measured.verdicts, measured.inputs
-    )
-    probe = None
-    if cfg.emotion.emotion_probe != "none" and any(s.dim == "emotion" for s in run.samples):
-        probe = tuple(probe_turn_scores(run.samples, measured.replies, measured.probes)[0])
-    settings = _settings(run.manifest, cfg)
+    scored = score_stored(run)
+    settings = _settings(run.manifest, run.cfg)
     root = Path(run_dir).resolve()
     return RunData(
-        label=label or cfg.model,
+        label=label or run.cfg.model,
         root=root,
-        model=cfg.model,
-        manifest=run.manifest,
-        samples=tuple(run.samples),
-        turn_scores=tuple(turn_scores),
-        exclude=frozenset(exclude),
-        thresholds=Thresholds(
-            pitch_st=sc.pitch_st,
-            volume_db=sc.volume_db,
-            speed_pct=sc.speed_pct,
-            emotion_delta=sc.prosody_delta,
-        ),
-        relevance=relevance,
-        probe_scores=probe,
-        probe_threshold=cfg.emotion.probe_delta,
-        human=human_report_block(run.store.root),
-        replies=measured.replies,
-        transcripts=measured.transcripts,
+        scored=scored,
         settings=settings,
         provenance=_provenance(root, run.manifest, settings),
-        n_boot=sc.n_boot,
-        seed=cfg.decode.seed,
     )
 
 

@@ -16,6 +16,22 @@ def _elig(e: bool | None) -> str:
     return {True: "yes", False: "**no**", None: "unknown"}[e]
 
 
+#: what a leaderboard shows instead of the style number of a model that failed the gate
+NOT_CARRIED = "— (not eligible)"
+
+
+def not_carried_note(result: dict[str, Any]) -> str | None:
+    """The line under the leaderboard naming the models whose style numbers are not carried
+    forward, or None when every model is."""
+    out = [s["model"] for s in result["leaderboard"] if not s["carried_forward"]]
+    if not out:
+        return None
+    return (
+        f"Not eligible (failed the relevance gate): {', '.join(out)}. Their style numbers are "
+        "not carried forward: no mean VSP, ranked last; their cells below are for inspection only."
+    )
+
+
 def render_md(result: dict[str, Any]) -> str:
     lines = ["# stylebench comparison", ""]
     lines += [
@@ -31,7 +47,7 @@ def render_md(result: dict[str, Any]) -> str:
         [
             (
                 md_escape(s["model"]) + (" (calibration)" if s["calibration"] else ""),
-                fmt_ci(s["mean_vsp"], None),
+                fmt_ci(s["mean_vsp"], None) if s["carried_forward"] else NOT_CARRIED,
                 str(s["n_cells"]),
                 fmt_ci(s["srd"], None),
                 fmt_ci(s["mrd"], None),
@@ -40,6 +56,8 @@ def render_md(result: dict[str, Any]) -> str:
             for s in result["leaderboard"]
         ],
     )
+    if note := not_carried_note(result):
+        lines += ["", md_escape(note)]
     t = result["tables"]
     lines += ["", "## SRD / MRD and eligibility (Table 2)", ""]
     lines += md_table(

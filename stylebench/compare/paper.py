@@ -19,11 +19,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stylebench.compare import paired
+from stylebench.compare.load import RunData
 from stylebench.compare.samples import PairOutcome, outcomes
 from stylebench.records import DIMS
 from stylebench.scoring.bootstrap import bootstrap_ci
-from stylebench.scoring.cells import Thresholds
-from stylebench.scoring.emotion import read_majority
 
 PAIR_NAMES = ("1-2", "2-3")
 
@@ -61,8 +60,8 @@ def _by(
     ]
 
 
-def _human_rows(run: Any, shared: set[str], group: str, pair: str) -> list[PairOutcome] | None:
-    majority = read_majority(run.root) if run.human else None
+def _human_rows(run: RunData, shared: set[str], group: str, pair: str) -> list[PairOutcome] | None:
+    majority = run.scored.majority if run.scored.human else None
     if not majority:
         return None
     rows = [
@@ -82,15 +81,13 @@ def _human_rows(run: Any, shared: set[str], group: str, pair: str) -> list[PairO
 
 
 def _emotion(
-    run: Any, per_out: Mapping, shared: set[str], boot: dict[str, Any]
+    run: RunData, per_out: Mapping, shared: set[str], boot: dict[str, Any]
 ) -> list[dict[str, Any]]:
     groups = sorted({k[4] for k in per_out if k[0] == "emotion"})
-    probe_out = None
-    if run.probe_scores is not None:
-        probe = [t for t in run.probe_scores if t.sample_id in shared]
-        probe_out = outcomes(
-            probe, Thresholds(emotion_delta=run.probe_threshold), exclude=run.exclude
-        )
+    probe_out, probe = None, run.scored.probe
+    if probe is not None:
+        shown = [t for t in probe.turn_scores if t.sample_id in shared]
+        probe_out = outcomes(shown, probe.thresholds, exclude=run.scored.exclude)
     out = []
     for group in groups:
         for pair in PAIR_NAMES:
@@ -129,13 +126,16 @@ def retention(per_out: Mapping, dim: str, boot: dict[str, Any]) -> dict[str, Any
 
 
 def paper_tables(
-    runs: Sequence[Any], per_run_out: Mapping[str, Mapping], shared: set[str], boot: dict[str, Any]
+    runs: Sequence[RunData],
+    per_run_out: Mapping[str, Mapping],
+    shared: set[str],
+    boot: dict[str, Any],
 ) -> dict[str, Any]:
     """The four tables (see the module docstring), one row per model and table key."""
     rel, dims, emo, ret = [], [], [], []
     for run in runs:
         per_out = per_run_out[run.label]
-        rv = run.relevance
+        rv = run.scored.relevance
         mrd = (rv.get("relevance") or {}).get("mrd") or {}
         rel.append(
             {

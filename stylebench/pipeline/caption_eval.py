@@ -13,12 +13,15 @@ calls are not cached in v1).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stylebench.records import PAIRS
+from stylebench.records import PAIRS, CaptionRecord, Key, Sample
+
+if TYPE_CHECKING:
+    from stylebench.pipeline.scored import ScoredRun
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class EvalOptions:
 
 
 def _ties(
-    scores: Mapping[Any, float | None], samples: list[Any], decimals: int | None
+    scores: Mapping[Key, float | None], samples: Sequence[Sample], decimals: int | None
 ) -> dict[str, Any]:
     from stylebench.metrics.captions.caf import tie_rate
 
@@ -48,24 +51,20 @@ def _ties(
 
 
 def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
-    from stylebench.metrics.captions.base import load_instruction
-    from stylebench.metrics.dims.base import ScoreContext
-    from stylebench.pipeline.caption import dim_values
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.runner import measure
+    from stylebench.pipeline.commands import open_stored, score_stored
 
-    run = open_stored(run_dir)
-    m = measure(run.store, run.samples, run.cfg, run.replies(), compute=False, progress=False)
-    caps = {k: c for k, c in m.captions.items() if c.status == "ok"}
+    scored = score_stored(open_stored(run_dir), only=("caption",))  # no judge needed
+    caps = {k: c for k, c in scored.records["caption"].items() if c.status == "ok"}
     if not caps:
         raise ValueError(f"{run_dir} has no ok captions: run it with --captioner first")
-    by_id = {s.id: s for s in run.samples}
+    cfg = scored.cfg
+    by_id = {s.id: s for s in scored.samples}
     out: dict[str, Any] = {
-        "run": str(run.store.root),
-        "captioner": m.caption_desc.get("captioner"),
+        "run": str(scored.root),
+        "captioner": (scored.measured.info.get("caption") or {}).get("captioner"),
         "n_captions": len(caps),
     }
-    if run.cfg.caption.captioner == "features":
+    if cfg.caption.captioner == "features":
         from stylebench.scoring.captions import CIRCULAR_NOTE
 
         out["circular"] = (
@@ -79,7 +78,7 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
         if len(set(voices)) >= 2:
             emb = embed_captions([caps[k].text for k in keys])
             out["speaker_consistency"] = {
-                **consistency(emb, voices, seed=run.cfg.decode.seed),
+                **consistency(emb, voices, seed=cfg.decode.seed),
                 "encoder": ENCODER_LABEL,
                 "speaker": "the dialogue's voice (what the calibration rows speak in)",
             }
@@ -88,15 +87,11 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
                 "skipped": "fewer than two voices among the captioned replies"
             }
     if opts.judge_url:
+        from stylebench.metrics.captions.base import load_instruction
         from stylebench.metrics.captions.sic import SicJudge, reply_metadata, summarise
 
         j = SicJudge(opts.judge_model, opts.judge_url)
-        ctx = ScoreContext(
-            run.cfg.measure.pitch_stat,
-            run.cfg.measure.speed_source,
-            run.cfg.measure.transcript_max_error,
-        )
-        vals = dim_values(run.samples, m.features, ctx)
+        vals = scored.dim_values
         keys = sorted(caps)
         metas = [
             (
@@ -106,7 +101,7 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
             for k in keys
         ]
         ins = {
-            d: load_instruction(d, run.cfg.caption.caption_prompt).text
+            d: load_instruction(d, cfg.caption.caption_prompt).text
             for d in {by_id[k[0]].dim for k in keys}
         }
         ifa = [({"instruction": ins[by_id[k[0]].dim]}, caps[k].text) for k in keys]
@@ -116,22 +111,22 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
             "hallucination": summarise(j.judge_task("hallucination", metas)),
             "ifa": summarise(j.judge_task("ifa", ifa)),
         }
-    out.update(_caf(run, m, caps, opts))
-    (run.store.root / "caption_eval.json").write_text(
+    out.update(_caf(scored, caps, opts))
+    (scored.root / "caption_eval.json").write_text(
         json.dumps(out, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
     )
     return out
 
 
-def _caf(run: Any, m: Any, caps: Mapping[Any, Any], opts: EvalOptions) -> dict[str, Any]:
+def _caf(scored: ScoredRun, caps: Mapping[Key, CaptionRecord], opts: EvalOptions) -> dict[str, Any]:
     from stylebench.metrics.captions.caf import caf_score
     from stylebench.metrics.judges.base import JudgeError
 
     if not (opts.fleur_url or opts.clap):
         return {}
     keys = sorted(caps)
-    audio = {k: run.store.root / m.replies[k].audio for k in keys}
-    per: dict[Any, dict[str, Any]] = {k: {} for k in keys}
+    audio = {k: scored.root / scored.replies[k].audio for k in keys}
+    per: dict[Key, dict[str, Any]] = {k: {} for k in keys}
     block: dict[str, Any] = {"alpha": opts.alpha}
     if opts.clap:
         from stylebench.metrics.captions.clap import ClapScorer
@@ -160,8 +155,8 @@ def _caf(run: Any, m: Any, caps: Mapping[Any, Any], opts: EvalOptions) -> dict[s
         ok = [k for k in keys if "fleur" in per[k]]
         block["fleur_n_ok"], block["fleur_n"] = len(ok), len(keys)
         block["ties"] = {
-            "raw_score": _ties({k: per[k].get("raw_score") for k in ok}, run.samples, None),
-            "fleur": _ties({k: per[k].get("fleur") for k in ok}, run.samples, None),
+            "raw_score": _ties({k: per[k].get("raw_score") for k in ok}, scored.samples, None),
+            "fleur": _ties({k: per[k].get("fleur") for k in ok}, scored.samples, None),
         }
     for k in keys:
         if "s_clap" in per[k] and "fleur" in per[k]:

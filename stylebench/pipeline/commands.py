@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,9 @@ from stylebench.pipeline.reporting import extractor_names, report
 from stylebench.pipeline.respond import ReplyLimits, RespondStage
 from stylebench.pipeline.respond_job import ModelSpec
 from stylebench.pipeline.runner import measure
+from stylebench.pipeline.scored import ScoredRun, score_run
 from stylebench.pipeline.stage import run_stage
-from stylebench.records import Sample
+from stylebench.records import Key, RespondRecord, Sample
 from stylebench.store import RunStore
 
 log = logging.getLogger(__name__)
@@ -80,13 +82,15 @@ def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
     )
 
 
-def _judge_entry(cfg: RunConfig, judge: Any) -> dict[str, Any]:
+def _judge_entry(cfg: RunConfig) -> dict[str, Any]:
+    """The manifest's ``judge``: the judge's ``describe()`` (it is built once per process and
+    settings, so the judge stage gets the same one), or why there is none."""
     why = gate.skip_reason(cfg)
-    return {"backend": cfg.judge.judge, "skipped": why} if why else judge.describe()
-
-
-def _judge(cfg: RunConfig) -> Any:
-    return None if gate.skip_reason(cfg) else gate.make_judge(cfg.judge)
+    return (
+        {"backend": cfg.judge.judge, "skipped": why}
+        if why
+        else gate.make_judge(cfg.judge).describe()
+    )
 
 
 def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
@@ -121,7 +125,6 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
 
             if warn := self_caption_warning(cfg, desc):
                 log.warning(warn)
-            judge = _judge(cfg)
             entry = {**desc, "decode_effective": decode_entry(model, cfg.decode)}  # not in the key
             write_manifest(
                 store,
@@ -129,7 +132,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
                 identity,
                 dialogues_entry(set_root, checksum, samples),
                 model=entry,
-                judge=_judge_entry(cfg, judge),
+                judge=_judge_entry(cfg),
                 extractors=extractor_names(cfg),
                 command="run",
             )
@@ -150,16 +153,10 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
         finally:
             getattr(model, "close", lambda: None)()
         measured = measure(
-            store,
-            samples,
-            cfg,
-            responded.records,
-            judge=judge,
-            progress=progress,
-            executor=executor,
+            store, samples, cfg, responded.records, progress=progress, executor=executor
         )
         measured.counts["respond"] = responded.counts
-        return RunResult(store, report(store, samples, cfg, measured), measured.counts)
+        return RunResult(store, report(score_run(store, samples, cfg, measured)), measured.counts)
 
 
 @dataclass(frozen=True)
@@ -174,7 +171,7 @@ class StoredRun:
     set_root: Path
     checksum: str
 
-    def replies(self) -> dict:
+    def replies(self) -> dict[Key, RespondRecord]:
         """The current replies (this run's identity only); the model is not called."""
         stage = RespondStage(
             self.store, self.samples, self.set_root, stored_identity(self.manifest)
@@ -194,6 +191,25 @@ class StoredRun:
                 + "; re-run the folder with the stylebench that made it, or run it again"
             )
         return records
+
+
+def score_stored(run: StoredRun, *, only: Collection[str] | None = None) -> ScoredRun:
+    """Collect a stored run's current records (nothing is computed) and score them.
+
+    ``only`` collects just those stages and what they read (:func:`.runner.measure`); the
+    scores of the stages left out read as not run (``caption-eval`` needs no judge).
+    """
+    measured = measure(
+        run.store,
+        run.samples,
+        run.cfg,
+        run.replies(),
+        compute=False,
+        progress=False,
+        only=only,
+        manifest=run.manifest,
+    )
+    return score_run(run.store, run.samples, run.cfg, measured, manifest=run.manifest)
 
 
 def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) -> StoredRun:
@@ -250,41 +266,25 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
     store, cfg, samples = run.store, run.cfg, run.samples
     with store.lock("stylebench score"):
         identity = stored_identity(run.manifest)
-        judge = _judge(cfg)
         write_manifest(
             store,
             cfg,
             identity,
             dialogues_entry(run.set_root, run.checksum, samples),
             model=run.manifest.get("model") or identity.model,
-            judge=_judge_entry(cfg, judge),
+            judge=_judge_entry(cfg),
             extractors=extractor_names(cfg),
             command="score",
         )
         with make_executor(cfg.executor) as executor:
             measured = measure(
-                store,
-                samples,
-                cfg,
-                run.replies(),
-                judge=judge,
-                progress=progress,
-                executor=executor,
+                store, samples, cfg, run.replies(), progress=progress, executor=executor
             )
-        return RunResult(store, report(store, samples, cfg, measured), measured.counts)
+        return RunResult(store, report(score_run(store, samples, cfg, measured)), measured.counts)
 
 
 def report_only(run_dir: Path | str) -> RunResult:
     """Rebuild the report files from the current stored records."""
     run = open_stored(run_dir)
     with run.store.lock("stylebench report"):
-        measured = measure(
-            run.store,
-            run.samples,
-            run.cfg,
-            run.replies(),
-            judge=_judge(run.cfg),
-            compute=False,
-            progress=False,
-        )
-        return RunResult(run.store, report(run.store, run.samples, run.cfg, measured), {})
+        return RunResult(run.store, report(score_stored(run)), {})

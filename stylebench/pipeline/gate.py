@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stylebench.config import JudgeConfig, RunConfig
-from stylebench.records import Sample
+from stylebench.records import JudgeRecord, Key, Sample
 
 Inputs = dict[str, tuple[str, dict[int, str]]]
 #: judges built in this process, by what builds them (see :func:`make_judge`)
@@ -103,7 +103,7 @@ def max_error(cfg: RunConfig) -> float | None:
     return cfg.measure.transcript_max_error if cfg.judge.judge_input == "auto" else None
 
 
-def approximation_note(desc: dict[str, Any], backend: str) -> str:
+def approximation_note(desc: Mapping[str, Any], backend: str) -> str:
     """How the verdicts relate to the paper's judge. Always said: even the paper's judge model
     reads our own prompts, not the paper's."""
     from stylebench.scoring.relevance import PAPER_JUDGE
@@ -126,8 +126,8 @@ def approximation_note(desc: dict[str, Any], backend: str) -> str:
 def gate_report(
     cfg: RunConfig,
     samples: Sequence[Sample],
-    desc: dict[str, Any] | None,
-    records: dict,
+    desc: Mapping[str, Any] | None,
+    records: Mapping[Key, JudgeRecord],
     inputs: Inputs,
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """``(report extra keys, sample ids to leave out of style scores, notes)`` for a run."""
@@ -193,7 +193,7 @@ def gate_report(
     return extra, exclude, notes
 
 
-def is_approximation(desc: dict[str, Any], backend: str) -> bool:
+def is_approximation(desc: Mapping[str, Any], backend: str) -> bool:
     """Whether the judge model differs from the paper's (the offline judge always does)."""
     from stylebench.scoring.relevance import PAPER_JUDGE
 

@@ -1,15 +1,13 @@
-"""From a run's current records to its report: scores, the gate, notes, and the files."""
+"""From a scored run (:func:`.scored.score_run`) to its report: notes, blocks, and the files."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stylebench.config import RunConfig
-from stylebench.pipeline import gate
-from stylebench.pipeline.runner import Measured
-from stylebench.records import Sample
-from stylebench.store import RunStore
+from stylebench.pipeline.scored import ScoredRun
+from stylebench.scoring.cells import TurnScore
 
 
 def extractor_names(cfg: RunConfig) -> dict[str, str]:
@@ -58,7 +56,7 @@ def asr_how(cfg: RunConfig) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence[Any]) -> str:
+def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence[TurnScore]) -> str:
     """Which rate estimate scored how many speed samples, and why."""
     m = cfg.measure
     if m.speed_source == "nuclei":
@@ -80,38 +78,21 @@ def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence
     )
 
 
-def report(
-    store: RunStore, samples: Sequence[Sample], cfg: RunConfig, measured: Measured
-) -> dict[str, Any]:
-    """Score the current records and write report.json/.md/.csv (and the plot)."""
-    from stylebench.metrics.dims.base import ScoreContext
+def report(scored: ScoredRun) -> dict[str, Any]:
+    """Write the scored run's report.json/.md/.csv (and the plot) into its folder."""
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
-    from stylebench.ratings.importer import human_report_block
+    from stylebench.pipeline.caption import self_caption_warning
     from stylebench.report.build import ReportMeta
     from stylebench.report.write import write_reports
-    from stylebench.scoring.cells import Thresholds, score_cells
+    from stylebench.scoring.captions import caption_report_block
     from stylebench.scoring.emotion import emotion_notes, emotion_report_block
-    from stylebench.scoring.turns import collect_turn_scores
 
-    m, sc = cfg.measure, cfg.score
-    ctx = ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
-    turn_scores = collect_turn_scores(samples, measured.replies, measured.features, ctx)
-    thresholds = Thresholds(
-        pitch_st=sc.pitch_st,
-        volume_db=sc.volume_db,
-        speed_pct=sc.speed_pct,
-        emotion_delta=sc.prosody_delta,
-    )
-    judge_extra, exclude, judge_notes = gate.gate_report(
-        cfg, samples, measured.judge_desc, measured.verdicts, measured.inputs
-    )
-    cells = score_cells(
-        turn_scores, thresholds=thresholds, n_boot=sc.n_boot, seed=cfg.decode.seed, exclude=exclude
-    )
+    cfg, samples, turn_scores = scored.cfg, scored.samples, scored.turn_scores
+    m = cfg.measure
     notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
     if any(s.dim == "emotion" for s in samples):
-        notes += emotion_notes(cfg)
-    notes += judge_notes
+        notes += emotion_notes(cfg.model)
+    notes += scored.gate_notes
     speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
     if speed_ids:
         notes.append(speed_source_note(cfg, speed_ids, turn_scores))
@@ -119,37 +100,63 @@ def report(
         notes.append(
             f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3"
         )
-    from stylebench.pipeline.caption import self_caption_warning
-    from stylebench.scoring.captions import caption_report_block
-
+    model = scored.manifest.get("model") or {}
+    records, info = scored.records, scored.measured.info
     captions, caption_notes = caption_report_block(
-        store.root, samples, cfg, measured, turn_scores, thresholds, exclude
+        samples,
+        cfg,
+        records["caption"],
+        records["caption_judge"],
+        caption_describe(info),
+        turn_scores,
+        scored.thresholds,
+        exclude=scored.exclude,
+        majority=scored.majority,
     )
-    warn = self_caption_warning(cfg, store.read_manifest().get("model") if store.exists() else None)
+    warn = self_caption_warning(cfg, scored.manifest.get("model"))
     notes += caption_notes + ([warn] if warn else [])
-    human = human_report_block(store.root)
-    hears = history_note(store.read_manifest().get("model") or {})
+    hears = history_note(model)
     notes += [hears] if hears else []
+    emotion = emotion_report_block(
+        samples,
+        cfg,
+        turn_scores,
+        probe=scored.probe,
+        majority=scored.majority,
+        exclude=scored.exclude,
+    )
     meta = ReportMeta(
         model=cfg.model,
-        run_id=store.root.name,
+        run_id=scored.root.name,
         dims=cfg.dims,
         langs=cfg.langs,
-        thresholds=thresholds,
+        thresholds=scored.thresholds,
         extractors=extractor_names(cfg),
         n_samples=len(samples),
         n_turns_total=len(turn_scores),
         n_turns_ok=sum(t.value is not None for t in turn_scores),
         notes=tuple(notes),
         extra={
-            **({"human": human} if human else {}),
-            "history_kind": (store.read_manifest().get("model") or {}).get("history_kind"),
-            **judge_extra,
+            **({"human": scored.human} if scored.human else {}),
+            "history_kind": model.get("history_kind"),
+            **scored.relevance,
             **captions,
-            **emotion_report_block(store.root, samples, cfg, turn_scores, exclude, measured),
+            **emotion,
         },
     )
-    return write_reports(store.root, meta, cells, turn_scores, exclude=exclude)
+    return write_reports(scored.root, meta, scored.cells, turn_scores, exclude=scored.exclude)
+
+
+def caption_describe(info: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """What the captioner, the caption judge and the instructions were (the captions block)."""
+    caption, judge = info.get("caption") or {}, info.get("caption_judge") or {}
+    if not caption and not judge:
+        return {}
+    return {
+        "captioner": caption.get("captioner"),
+        "judge": judge.get("judge"),
+        "instructions": caption.get("instructions"),
+    }
 
 
 def history_note(model: dict[str, Any]) -> str:

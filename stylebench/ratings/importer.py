@@ -355,3 +355,12 @@ def human_report_block(run_dir: Path | str) -> dict[str, Any] | None:
             f"{path} is not valid JSON ({exc}); re-run `stylebench import-ratings`"
         ) from None
     return {k: v for k, v in summary.items() if k != "majority"}
+
+
+def read_majority(run_dir: Path | str) -> list[dict[str, Any]] | None:
+    """The per-(sample, pair) human majorities of an imported listening test, if any."""
+    path = Path(run_dir) / SUMMARY_NAME
+    if not path.is_file():
+        return None
+    rows = json.loads(path.read_text(encoding="utf-8")).get("majority")
+    return rows if isinstance(rows, list) else None

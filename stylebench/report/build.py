@@ -14,32 +14,17 @@ from typing import Any
 from stylebench.metrics.dims.base import dimension
 from stylebench.records import DIMS
 from stylebench.scoring.cells import (
+    CELL_KEYS,
     Cell,
     Thresholds,
     TurnScore,
+    cell_dict,
     cell_sort_key,
     collect_samples,
 )
 
-CELL_KEYS = (
-    "dim",
-    "direction",
-    "lang",
-    "pair",
-    "group",
-    "vsp",
-    "vsp_ci",
-    "vsp_all",
-    "svd",
-    "svd_ci",
-    "svd_signed",
-    "change_mean",
-    "n",
-    "n_ok",
-    "n_valid",
-    "n_flagged",
-    "errors",
-)
+__all__ = ["CELL_KEYS", "ReportMeta", "build_report", "cell_dict"]
+
 #: keys build_report and write_reports set; ``ReportMeta.extra`` may not redefine them
 RESERVED_KEYS = frozenset(
     {
@@ -78,42 +63,11 @@ class ReportMeta:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _round(x: float | None, nd: int) -> float | None:
-    return None if x is None else round(float(x), nd)
-
-
 def _sig(x: float | None, digits: int = 6) -> float | None:
     """Round to ``digits`` significant figures (raw scores span Hz to small RMS amplitudes)."""
     if x is None or x == 0:
         return x
     return round(float(x), digits - 1 - int(math.floor(math.log10(abs(x)))))
-
-
-def _ci(ci: tuple[float, float] | None, nd: int) -> list[float] | None:
-    return None if ci is None else [round(float(ci[0]), nd), round(float(ci[1]), nd)]
-
-
-def cell_dict(c: Cell) -> dict[str, Any]:
-    """The JSON form of a cell (keys :data:`CELL_KEYS`): percents to 2 decimals, SVD to 3."""
-    return {
-        "dim": c.dim,
-        "direction": c.direction,
-        "lang": c.lang,
-        "pair": c.pair,
-        "group": c.group,
-        "vsp": _round(c.vsp, 2),
-        "vsp_ci": _ci(c.vsp_ci, 2),
-        "vsp_all": _round(c.vsp_all, 2),
-        "svd": _round(c.svd, 3),
-        "svd_ci": _ci(c.svd_ci, 3),
-        "svd_signed": _round(c.svd_signed, 3),
-        "change_mean": _round(c.change_mean, 3),
-        "n": c.n,
-        "n_ok": c.n_ok,
-        "n_valid": c.n_valid,
-        "n_flagged": c.n_flagged,
-        "errors": dict(c.errors),
-    }
 
 
 def _per_turn(turn_scores: Sequence[TurnScore], exclude: Collection[str]) -> list[dict[str, Any]]:

@@ -22,12 +22,22 @@ and the reply's measured score, and its change against turn 1, across replies.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stylebench.records import PAIRS, TURNS, Key, Sample
+from stylebench.records import (
+    PAIRS,
+    TURNS,
+    CaptionRecord,
+    CaptionVerdictRecord,
+    Key,
+    Sample,
+)
 from stylebench.scoring.bootstrap import bootstrap_ci
 from stylebench.scoring.cells import Thresholds, TurnScore, cell_sort_key, perceptual_change
 from stylebench.scoring.emotion import cohen_kappa
+
+if TYPE_CHECKING:
+    from stylebench.config import RunConfig
 
 WANTED = {"intensify": "increased", "attenuate": "decreased"}
 DECIDED = ("increased", "decreased", "same")
@@ -39,7 +49,7 @@ def _rate(n: int, d: int) -> float | None:
 
 def caption_cells(
     samples: Sequence[Sample],
-    verdicts: Mapping[Key, Any],
+    verdicts: Mapping[Key, CaptionVerdictRecord],
     *,
     n_boot: int = 2000,
     seed: int = 0,
@@ -116,7 +126,7 @@ def _kappa(x: list[str], y: list[str]) -> dict[str, Any]:
 
 def acoustic_agreement(
     samples: Sequence[Sample],
-    verdicts: Mapping[Key, Any],
+    verdicts: Mapping[Key, CaptionVerdictRecord],
     turn_scores: Sequence[TurnScore],
     thresholds: Thresholds,
 ) -> dict[str, Any]:
@@ -147,7 +157,7 @@ def acoustic_agreement(
 
 
 def human_agreement(
-    verdicts: Mapping[Key, Any], majority: Sequence[Mapping[str, Any]] | None
+    verdicts: Mapping[Key, CaptionVerdictRecord], majority: Sequence[Mapping[str, Any]] | None
 ) -> dict[str, Any] | None:
     """Emotion: caption increased/decreased vs the human majority later/earlier (ties left out)."""
     if majority is None:
@@ -168,7 +178,9 @@ def human_agreement(
 
 
 def groundedness(
-    samples: Sequence[Sample], captions: Mapping[Key, Any], turn_scores: Sequence[TurnScore]
+    samples: Sequence[Sample],
+    captions: Mapping[Key, CaptionRecord],
+    turn_scores: Sequence[TurnScore],
 ) -> dict[str, Any]:
     """Spearman's rho of caption level (lexicon reading) vs measured score, per dim."""
     from scipy.stats import spearmanr
@@ -213,45 +225,47 @@ CIRCULAR_NOTE = (
 
 
 def caption_report_block(
-    run_dir: Any,
     samples: Sequence[Sample],
-    cfg: Any,
-    measured: Any,
+    cfg: RunConfig,
+    captions: Mapping[Key, CaptionRecord],
+    verdicts: Mapping[Key, CaptionVerdictRecord],
+    describe: Mapping[str, Any],
     turn_scores: Sequence[TurnScore],
     thresholds: Thresholds,
+    *,
     exclude: Collection[str] = (),
+    majority: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """``({"captions": block}, notes)``, or ``({}, [])`` when no captioner ran."""
-    from stylebench.scoring.emotion import read_majority
+    """``({"captions": block}, notes)``, or ``({}, [])`` when no captioner ran.
 
+    ``describe`` is what the captioner, the caption judge and the instructions were
+    (``captioner``, ``judge``, ``instructions``); ``majority`` the imported listening test's
+    per-pair majorities, if any.
+    """
     cc = cfg.caption
     if cc.captioner == "none":
         return {}, []
-    caps = measured.captions
-    n_ok = sum(1 for c in caps.values() if c.status == "ok")
+    n_ok = sum(1 for c in captions.values() if c.status == "ok")
     block = {
         "captioner": cc.captioner,
         "judge": cc.caption_judge,
-        "describe": measured.caption_desc,
+        "describe": dict(describe),
         "circular": cc.captioner == "features",
-        "captions": {"n_ok": n_ok, "n_total": len(caps)},
+        "captions": {"n_ok": n_ok, "n_total": len(captions)},
         "cells": caption_cells(
             samples,
-            measured.caption_verdicts,
+            verdicts,
             n_boot=cfg.score.n_boot,
             seed=cfg.decode.seed,
             exclude=exclude,
         ),
         "agreement_acoustic": acoustic_agreement(
-            [s for s in samples if s.id not in exclude],
-            measured.caption_verdicts,
-            turn_scores,
-            thresholds,
+            [s for s in samples if s.id not in exclude], verdicts, turn_scores, thresholds
         ),
-        "agreement_human": human_agreement(measured.caption_verdicts, read_majority(run_dir))
+        "agreement_human": human_agreement(verdicts, majority)
         if any(s.dim == "emotion" for s in samples)
         else None,
-        "groundedness": groundedness(samples, caps, turn_scores),
+        "groundedness": groundedness(samples, captions, turn_scores),
     }
     notes = [CIRCULAR_NOTE] if block["circular"] else []
     return {"captions": block}, notes

@@ -35,6 +35,28 @@ MISSING_TURN = "missing turn record"
 NO_REASON = "no value (no reason recorded)"
 
 
+#: the keys of a cell's JSON form (:func:`cell_dict`)
+CELL_KEYS = (
+    "dim",
+    "direction",
+    "lang",
+    "pair",
+    "group",
+    "vsp",
+    "vsp_ci",
+    "vsp_all",
+    "svd",
+    "svd_ci",
+    "svd_signed",
+    "change_mean",
+    "n",
+    "n_ok",
+    "n_valid",
+    "n_flagged",
+    "errors",
+)
+
+
 @dataclass(frozen=True)
 class TurnScore:
     """One reply's style score.
@@ -110,6 +132,37 @@ class Cell:
     change_mean: float | None
     n_flagged: int
     errors: dict[str, int] = field(default_factory=dict)
+
+
+def _round(x: float | None, nd: int) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def _ci(ci: tuple[float, float] | None, nd: int) -> list[float] | None:
+    return None if ci is None else [round(float(ci[0]), nd), round(float(ci[1]), nd)]
+
+
+def cell_dict(c: Cell) -> dict[str, Any]:
+    """The JSON form of a cell (keys :data:`CELL_KEYS`): percents to 2 decimals, SVD to 3."""
+    return {
+        "dim": c.dim,
+        "direction": c.direction,
+        "lang": c.lang,
+        "pair": c.pair,
+        "group": c.group,
+        "vsp": _round(c.vsp, 2),
+        "vsp_ci": _ci(c.vsp_ci, 2),
+        "vsp_all": _round(c.vsp_all, 2),
+        "svd": _round(c.svd, 3),
+        "svd_ci": _ci(c.svd_ci, 3),
+        "svd_signed": _round(c.svd_signed, 3),
+        "change_mean": _round(c.change_mean, 3),
+        "n": c.n,
+        "n_ok": c.n_ok,
+        "n_valid": c.n_valid,
+        "n_flagged": c.n_flagged,
+        "errors": dict(c.errors),
+    }
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,21 @@ and counted). The block's Markdown is :mod:`stylebench.report.sections.emotion`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from stylebench.ratings.importer import SUMMARY_NAME
-from stylebench.records import TURNS, Key, Sample
-from stylebench.report.build import cell_dict
-from stylebench.scoring.cells import Thresholds, TurnScore, collect_samples, score_cells
+from stylebench.records import TURNS, Key, ProbeRecord, RespondRecord, Sample
+from stylebench.scoring.cells import (
+    Thresholds,
+    TurnScore,
+    cell_dict,
+    collect_samples,
+    score_cells,
+)
+
+if TYPE_CHECKING:
+    from stylebench.config import RunConfig
 
 PROSODIC_LABEL = (
     "prosodic approximation: probe-free arousal index in JND units (pitch level, F0 spread, "
@@ -36,8 +42,31 @@ PROSODIC_LABEL = (
 )
 
 
+@dataclass(frozen=True)
+class ProbeScores:
+    """The probe's per-turn scores of a run's emotion samples, scored with its own threshold."""
+
+    turn_scores: tuple[TurnScore, ...]
+    #: the ok turns' top probabilities (for the saturation check)
+    top_probs: tuple[float, ...]
+    thresholds: Thresholds
+
+
+def probe_scores(
+    samples: Sequence[Sample],
+    replies: Mapping[Key, RespondRecord],
+    probes: Mapping[Key, ProbeRecord],
+    thresholds: Thresholds,
+) -> ProbeScores:
+    """:func:`probe_turn_scores` with the threshold they are scored against."""
+    scores, tops = probe_turn_scores(samples, replies, probes)
+    return ProbeScores(tuple(scores), tuple(tops), thresholds)
+
+
 def probe_turn_scores(
-    samples: Sequence[Sample], replies: Mapping[Key, Any], probes: Mapping[Key, Any]
+    samples: Sequence[Sample],
+    replies: Mapping[Key, RespondRecord],
+    probes: Mapping[Key, ProbeRecord],
 ) -> tuple[list[TurnScore], list[float]]:
     """Per-turn probe scores (probability of the target emotion) and the ok turns' top probs,
     from the run's current reply and probe records."""
@@ -99,27 +128,20 @@ def agreement_with_humans(
     }
 
 
-def read_majority(run_dir: Path | str) -> list[dict[str, Any]] | None:
-    """The per-(sample, pair) human majorities of an imported listening test, if any."""
-    path = Path(run_dir) / SUMMARY_NAME
-    if not path.is_file():
-        return None
-    rows = json.loads(path.read_text(encoding="utf-8")).get("majority")
-    return rows if isinstance(rows, list) else None
-
-
 def emotion_report_block(
-    run_dir: Path,
     samples: Sequence[Sample],
-    cfg: Any,
+    cfg: RunConfig,
     turn_scores: Sequence[TurnScore],
+    *,
+    probe: ProbeScores | None = None,
+    majority: Sequence[Mapping[str, Any]] | None = None,
     exclude: Collection[str] = (),
-    measured: Any = None,
 ) -> dict[str, Any]:
     """``{"emotion_scores": ...}`` for the report, or ``{}`` when no emotion sample was run.
 
-    ``exclude`` holds sample ids the relevance gate filtered out; probe cells leave them out
-    as the main cells do.
+    ``probe`` holds the probe's scores when it ran (``--emotion-probe``), ``majority`` the
+    imported listening test's per-pair majorities; ``exclude`` the sample ids the relevance gate
+    filtered out, which probe cells leave out as the main cells do.
     """
     from stylebench.metrics.emotion_probe import saturation
 
@@ -128,7 +150,6 @@ def emotion_report_block(
         return {}
     prosodic = [t for t in turn_scores if t.dim == "emotion"]
     ec = cfg.emotion
-    majority = read_majority(run_dir)
     block: dict[str, Any] = {
         "sources": {
             "cells": "prosodic",
@@ -144,16 +165,15 @@ def emotion_report_block(
     }
     if majority is not None:
         block["prosodic"]["agreement_with_human"] = agreement_with_humans(prosodic, majority)
-    if ec.emotion_probe != "none":
-        scores, tops = probe_turn_scores(emo, measured.replies, measured.probes)
+    if ec.emotion_probe != "none" and probe is not None:
         cells = score_cells(
-            scores,
-            thresholds=Thresholds(emotion_delta=ec.probe_delta),
+            probe.turn_scores,
+            thresholds=probe.thresholds,
             n_boot=cfg.score.n_boot,
             seed=cfg.decode.seed,
             exclude=exclude,
         )
-        sat = saturation(tops)
+        sat = saturation(list(probe.top_probs))
         block["probe"] = {
             "label": f"probe: {ec.emotion_probe} {ec.probe_model}, probability of the target "
             "emotion per turn",
@@ -168,18 +188,20 @@ def emotion_report_block(
             },
         }
         if majority is not None:
-            block["probe"]["agreement_with_human"] = agreement_with_humans(scores, majority)
+            block["probe"]["agreement_with_human"] = agreement_with_humans(
+                probe.turn_scores, majority
+            )
     return {"emotion_scores": block}
 
 
-def emotion_notes(cfg: Any) -> list[str]:
+def emotion_notes(model: str) -> list[str]:
     """Report notes that say what the calibration rows mean on emotion."""
-    if cfg.model == "reference":
+    if model == "reference":
         return [
             "reference on emotion is a prosodic approximation: it changes only rate (x1.1), "
             "level (3 dB) and pitch (1.5 st) per turn, on the emotion's arousal side; it is not "
             "emotional speech, so its prosodic VSP is near 100% by construction"
         ]
-    if cfg.model == "neutral":
+    if model == "neutral":
         return ["neutral on emotion: its prosodic VSP is the index's false-positive rate"]
     return []

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stylebench.records import JudgeRecord, Key, Sample
 from stylebench.scoring.bootstrap import bootstrap_ci
 
 #: the paper's judge, named in every report that used another one
@@ -157,7 +158,7 @@ def skipped_block(judge: Mapping[str, Any], why: str, threshold: float) -> dict[
 
 
 def labels_from_records(
-    records: Mapping[tuple[str, int], Any], sample_ids: Iterable[str], turn: int
+    records: Mapping[Key, JudgeRecord], sample_ids: Iterable[str], turn: int
 ) -> dict[str, str | None]:
     """Per-sample label of the judge records at ``turn`` ("error" for a failed call)."""
     out: dict[str, str | None] = {}
@@ -167,6 +168,6 @@ def labels_from_records(
     return out
 
 
-def cells_of(samples: Sequence[Any]) -> dict[str, tuple[str, str]]:
+def cells_of(samples: Sequence[Sample]) -> dict[str, tuple[str, str]]:
     """Sample id -> (dim, lang), the breakdown of ``report_block``'s ``by_cell``."""
     return {s.id: (s.dim, s.lang) for s in samples}

@@ -8,10 +8,9 @@ from disk: the pipeline hands it the current records.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from stylebench.metrics.dims.base import ScoreContext, dimension
-from stylebench.records import TURNS, Key, Sample
+from stylebench.records import TURNS, FeatureRecord, Key, RespondRecord, Sample
 from stylebench.scoring.cells import TurnScore
 
 
@@ -21,8 +20,8 @@ def _first_line(text: str) -> str:
 
 def collect_turn_scores(
     samples: Sequence[Sample],
-    replies: Mapping[Key, Any],
-    features: Mapping[Key, Any],
+    replies: Mapping[Key, RespondRecord],
+    features: Mapping[Key, FeatureRecord],
     ctx: ScoreContext,
 ) -> list[TurnScore]:
     """One score per (sample, turn); a failure anywhere upstream becomes its error."""

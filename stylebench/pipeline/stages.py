@@ -1,0 +1,304 @@
+"""The stages after respond, declared as data: :data:`STAGES`, in the order they run.
+
+Each :class:`StageSpec` names its records (``<name>.jsonl``, ``Measured.records[name]``), the
+earlier stages whose current records it reads (``inputs``; ``"respond"`` is the replies), the
+config section that holds its settings, when it runs (a predicate on the run's config and
+samples), and how its :class:`~stylebench.pipeline.stage.Stage` is built. The runner
+(:func:`stylebench.pipeline.runner.measure`) loops over this list and nothing else: adding a
+stage is one module with the stage class, one record type and one entry here.
+
+A builder sees only the records its spec declares (:attr:`StageInputs.records`), so a stage that
+reads another stage's records without saying so fails at once (``KeyError``), not by reading an
+empty dict. A stage that did not run for this config hands on no records (``{}``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stylebench.config import RunConfig
+from stylebench.pipeline import gate
+from stylebench.pipeline.measure import FeatureConfig
+from stylebench.pipeline.stage import Stage
+from stylebench.records import Key, Sample
+from stylebench.store import RunStore
+
+if TYPE_CHECKING:
+    from stylebench.metrics.judges.cache import JudgeCache
+
+#: the replies: the records every later stage starts from (made by ``RespondStage``, which needs
+#: the model and so runs in :func:`stylebench.pipeline.commands.run`, not in this list)
+RESPOND = "respond"
+
+
+@dataclass(frozen=True)
+class StageInputs:
+    """What a builder is given: the run, its config, and the records of its declared inputs."""
+
+    store: RunStore
+    samples: Sequence[Sample]
+    cfg: RunConfig
+    records: Mapping[str, Mapping[Key, Any]]
+    #: False: collect current records only (``stylebench report``, ``compare``)
+    compute: bool
+    #: the run's manifest, as already read (used when only collecting); ``None``: not read yet
+    manifest: Mapping[str, Any] | None = None
+
+
+@dataclass
+class Built:
+    """A stage ready to run, what the report needs of it besides its records, and its cleanup."""
+
+    stage: Stage
+    #: e.g. a backend's ``describe()``; ``Measured.info[name]``
+    info: dict[str, Any] = field(default_factory=dict)
+    close: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One stage as data (see the module docstring)."""
+
+    name: str
+    inputs: tuple[str, ...]
+    #: the ``RunConfig`` section with its settings (whose fields are its CLI flags)
+    section: str
+    runs: Callable[[RunConfig, Sequence[Sample]], bool]
+    build: Callable[[StageInputs], Built]
+    #: its units are computed by ``--executor`` (else in this process)
+    on_executor: bool = False
+
+
+def feature_config(cfg: RunConfig) -> FeatureConfig:
+    m = cfg.measure
+    return FeatureConfig(vad=m.vad, f0_floor=m.f0_floor, f0_ceil=m.f0_ceil)
+
+
+def recorded_asr_machine(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The CPU code path the run's transcripts were made on, as its manifest records it; ``{}``
+    for a manifest from before it was recorded (whose keys do not name one), None without one."""
+    if manifest is None:
+        return None
+    return dict((manifest.get("environment") or {}).get("asr_machine") or {})
+
+
+def _manifest(ctx: StageInputs) -> Mapping[str, Any] | None:
+    if ctx.manifest is not None:
+        return ctx.manifest
+    return ctx.store.read_manifest() if ctx.store.exists() else None
+
+
+def _transcribe(ctx: StageInputs) -> Built:
+    from stylebench.pipeline.transcribe import AsrSpec, TranscribeStage
+
+    m, ex = ctx.cfg.measure, ctx.cfg.executor
+    spec = AsrSpec(m.asr, m.asr_model, ex.asr_device)
+    stage = TranscribeStage(
+        ctx.store,
+        ctx.records[RESPOND],
+        {s.id: s.lang for s in ctx.samples},
+        (m.asr, m.asr_model),
+        functools.cache(spec),
+        spec=spec,
+        batch_size=ex.asr_batch_size,
+        strict=ctx.cfg.strict,
+        # collecting: the records of the CPU code path the manifest records, not this machine's
+        machine=None if ctx.compute else recorded_asr_machine(_manifest(ctx)),
+    )
+    return Built(stage)
+
+
+def _features(ctx: StageInputs) -> Built:
+    from stylebench.pipeline.features import FeaturesStage
+
+    stage = FeaturesStage(
+        ctx.store,
+        ctx.samples,
+        ctx.records[RESPOND],
+        ctx.records["transcribe"],
+        feature_config(ctx.cfg),
+        strict=ctx.cfg.strict,
+    )
+    return Built(stage)
+
+
+def _emotion_ids(samples: Sequence[Sample]) -> set[str]:
+    return {s.id for s in samples if s.dim == "emotion"}
+
+
+def _probe(ctx: StageInputs) -> Built:
+    from stylebench.pipeline.probe import PROBES, ProbeStage
+
+    probe = (ctx.cfg.emotion.emotion_probe, ctx.cfg.emotion.probe_model)
+    stage = ProbeStage(
+        ctx.store,
+        ctx.records[RESPOND],
+        _emotion_ids(ctx.samples),
+        probe,
+        functools.cache(lambda: PROBES.load(probe[0])(probe[1])),
+    )
+    return Built(stage)
+
+
+def _offline_captioner(cfg: RunConfig) -> bool:
+    """The ``features`` captioner reads the measurements (emotion has none to describe)."""
+    return cfg.caption.captioner == "features"
+
+
+def _caption(ctx: StageInputs) -> Built:
+    from stylebench.metrics.captions.base import CAPTIONERS, load_instruction
+    from stylebench.pipeline.caption import CaptionStage, build, dim_values
+    from stylebench.pipeline.score_config import score_context
+
+    cfg, samples = ctx.cfg, ctx.samples
+    cc = cfg.caption
+    captioner = build(
+        CAPTIONERS, cc.captioner, cc.caption_model, cc.caption_url, cc.caption_args, "captioner"
+    )
+    offline = _offline_captioner(cfg)
+    dims = sorted({s.dim for s in samples if not (offline and s.dim == "emotion")})
+    instructions = {d: load_instruction(d, cc.caption_prompt) for d in dims}
+    extra: dict[str, Any] = {}
+    if offline:
+        features = ctx.records["features"]
+        extra = {"features": features, "values": dim_values(samples, features, score_context(cfg))}
+    stage = CaptionStage(
+        ctx.store,
+        samples,
+        ctx.records[RESPOND],
+        captioner,
+        instructions,
+        strict=cfg.strict,
+        **extra,
+    )
+    info = {
+        "captioner": stage.desc,
+        "instructions": {
+            d: {"name": i.name, "sha256": i.sha256, "source": i.source}
+            for d, i in instructions.items()
+        },
+    }
+    return Built(stage, info)
+
+
+def _cache(use: bool) -> JudgeCache | None:
+    from stylebench.metrics.judges.cache import JudgeCache, default_cache_path
+
+    return JudgeCache(default_cache_path()) if use else None
+
+
+def _caption_judge(ctx: StageInputs) -> Built:
+    from stylebench.metrics.captions.base import CAPTION_JUDGES
+    from stylebench.pipeline.caption import CaptionJudgeStage, build
+
+    cfg = ctx.cfg
+    cc = cfg.caption
+    jargs = {
+        **cc.caption_judge_args,
+        **({"prompt": cc.caption_judge_prompt} if cc.caption_judge_prompt else {}),
+    }
+    judge = build(
+        CAPTION_JUDGES,
+        cc.caption_judge,
+        cc.caption_judge_model,
+        cc.caption_judge_url,
+        jargs,
+        "caption judge",
+    )
+    cache = _cache(cc.caption_judge != "lexicon" and cfg.judge.judge_cache and ctx.compute)
+    stage = CaptionJudgeStage(
+        ctx.samples, ctx.records["caption"], judge, cache=cache, strict=cfg.strict
+    )
+    return Built(stage, {"judge": judge.describe()}, None if cache is None else cache.close)
+
+
+def _judge(ctx: StageInputs) -> Built:
+    from stylebench.pipeline.judge import JudgeStage, plan_requests, sample_inputs
+
+    cfg = ctx.cfg
+    judge = gate.make_judge(cfg.judge)  # built once per process and settings
+    desc = judge.describe()
+    heard = ctx.records["transcribe"] if gate.reads_transcripts(cfg) else None
+    inputs = sample_inputs(ctx.samples, ctx.records[RESPOND], heard, gate.max_error(cfg))
+    requests = plan_requests(ctx.samples, inputs, desc)
+    cache = _cache(cfg.judge.judge_cache and ctx.compute)
+    stage = JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict)
+    info = {"describe": desc, "inputs": inputs}
+    return Built(stage, info, None if cache is None else cache.close)
+
+
+#: the stages after respond, in the order they run
+STAGES: tuple[StageSpec, ...] = (
+    StageSpec(
+        "transcribe",
+        (RESPOND,),
+        "measure",
+        lambda cfg, samples: cfg.measure.asr != "none",
+        _transcribe,
+        on_executor=True,
+    ),
+    StageSpec(
+        "features",
+        (RESPOND, "transcribe"),
+        "measure",
+        lambda cfg, samples: True,
+        _features,
+        on_executor=True,
+    ),
+    StageSpec(
+        "probe",
+        (RESPOND,),
+        "emotion",
+        lambda cfg, samples: cfg.emotion.emotion_probe != "none" and bool(_emotion_ids(samples)),
+        _probe,
+    ),
+    StageSpec(
+        "caption",
+        (RESPOND, "features"),
+        "caption",
+        lambda cfg, samples: cfg.caption.captioner != "none",
+        _caption,
+    ),
+    StageSpec(
+        "caption_judge",
+        ("caption",),
+        "caption",
+        lambda cfg, samples: cfg.caption.captioner != "none",
+        _caption_judge,
+    ),
+    StageSpec(
+        "judge",
+        (RESPOND, "transcribe"),
+        "judge",
+        lambda cfg, samples: gate.skip_reason(cfg) is None,
+        _judge,
+    ),
+)
+
+
+def stage_spec(name: str) -> StageSpec:
+    """The spec named ``name``.
+
+    Raises:
+        KeyError: no such stage (the message names the stages there are).
+    """
+    for spec in STAGES:
+        if spec.name == name:
+            return spec
+    raise KeyError(f"no stage {name!r}; the stages are {', '.join(s.name for s in STAGES)}")
+
+
+def with_inputs(names: Sequence[str]) -> set[str]:
+    """``names`` and every stage they read from, transitively (``respond`` left out)."""
+    out: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name == RESPOND or name in out:
+            continue
+        out.add(name)
+        todo.extend(stage_spec(name).inputs)
+    return out

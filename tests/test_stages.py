@@ -1,0 +1,75 @@
+"""The stages after respond, declared as data (stylebench/pipeline/stages.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from stylebench.config import make_config
+from stylebench.pipeline import stages
+from stylebench.pipeline.runner import measure
+from stylebench.pipeline.stages import RESPOND, STAGES, stage_spec, with_inputs
+from stylebench.records import RECORD_TYPES
+
+
+def test_specs_name_record_types_and_read_only_earlier_stages():
+    names = [s.name for s in STAGES]
+    assert names == ["transcribe", "features", "probe", "caption", "caption_judge", "judge"]
+    assert set(names) | {RESPOND} == set(RECORD_TYPES)
+    cfg = make_config()
+    for i, spec in enumerate(STAGES):
+        assert set(spec.inputs) <= {RESPOND, *names[:i]}, spec.name
+        assert hasattr(cfg, spec.section), spec.section
+    assert with_inputs(["caption"]) == {"caption", "features", "transcribe"}
+    with pytest.raises(KeyError, match="no stage 'captions'; the stages are transcribe"):
+        stage_spec("captions")
+
+
+def test_when_each_stage_runs():
+    def running(**kw):
+        cfg = make_config(**kw)
+        return [s.name for s in STAGES if s.runs(cfg, [])]
+
+    assert running() == ["transcribe", "features", "judge"]
+    assert running(asr="none", judge="none") == ["features"]
+    assert running(captioner="features") == [
+        "transcribe",
+        "features",
+        "caption",
+        "caption_judge",
+        "judge",
+    ]
+    # the probe runs only where there are emotion samples to probe
+    assert "probe" not in running(emotion_probe="emotion2vec")
+
+
+def test_the_runner_loops_over_the_specs_and_hands_on_declared_inputs(tmp_path, monkeypatch):
+    from stylebench.store import RunStore
+
+    seen: dict[str, dict] = {}
+
+    class Nothing:
+        name, errors, unit = "features", (), "sample"
+
+        def plan(self):
+            return []
+
+        def compute(self, unit, done):
+            return iter(())
+
+    def build(ctx):
+        seen["records"] = dict(ctx.records)
+        with pytest.raises(KeyError):
+            ctx.records["judge"]  # not declared: not handed on
+        return stages.Built(Nothing(), {"said": "hello"})
+
+    spec = dataclasses.replace(stage_spec("features"), build=build)
+    off = dataclasses.replace(stage_spec("transcribe"), runs=lambda cfg, samples: False)
+    monkeypatch.setattr("stylebench.pipeline.runner.STAGES", (off, spec))
+    replies = {("s", 1): object()}
+    out = measure(RunStore(tmp_path), [], make_config(), replies, progress=False)
+    assert seen["records"] == {RESPOND: replies, "transcribe": {}}
+    assert out.records["features"] == {} and out.info == {"features": {"said": "hello"}}
+    assert list(out.counts) == ["features"]  # transcribe did not run: no counts, no records
+    assert out.records["transcribe"] == {}
