@@ -14,13 +14,13 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from stylebench.metrics.dims.base import DIMENSIONS
-
 Status = Literal["ok", "error"]
 Key = tuple[str, int]  # (sample_id, turn) of a stage record
 #: the style dimensions, one module each (stylebench.metrics.dims); emotion is rated by humans,
-#: the others have an acoustic score
-DIMS: tuple[str, ...] = tuple(DIMENSIONS)
+#: the others have an acoustic score. A literal: records are the base layer and never import
+#: metrics (docs/architecture.md#layers); tests/test_imports.py checks it equals, in order, the
+#: names of ``stylebench.metrics.dims.base.DIMENSIONS``.
+DIMS: tuple[str, ...] = ("speed", "volume", "pitch", "emotion")
 ACOUSTIC_DIMS: tuple[str, ...] = tuple(d for d in DIMS if d != "emotion")
 EMOTIONS: tuple[str, ...] = ("happy", "sad", "angry", "surprised", "fearful", "disgusted")
 DIRECTIONS: tuple[str, ...] = ("intensify", "attenuate")

@@ -18,7 +18,7 @@ Voices are speaker prompts listed in a voices file (JSON list; paths relative to
       "prompt_text": "What the prompt recording says.", "instruct": ""}]
 
 CosyVoice pins its own dependencies, so it usually runs in its own environment through
-:mod:`stylebench.synth.worker` (``--synth-arg python=/path/to/env/bin/python``).
+:mod:`stylebench.model_wrappers.worker.synth` (``--synth-arg python=/path/to/env/bin/python``).
 ``Style`` (rate, gain, pitch) is applied afterwards with FFmpeg, exactly as for espeak-ng.
 """
 
@@ -100,8 +100,7 @@ def load_prompt_16k(path: str | Path) -> Any:
     """
     import torch
 
-    from stylebench.audio import load_audio
-    from stylebench.metrics._common import resample
+    from stylebench.audio import load_audio, resample
 
     wave, sr = load_audio(path)
     # resampled in float64, as the prompts have always been, so a prompt gives the same tensor

@@ -316,7 +316,7 @@ def test_build_dialogues_without_the_package_prints_the_hint(
 def test_cosyvoice2_in_its_own_worker_process(voices_file, tmp_path, monkeypatch):
     """The synth worker (the model-worker adapter) with the stand-in package on PYTHONPATH."""
     pytest.importorskip("torch")  # the stand-in returns torch tensors, as the package does
-    from stylebench.synth.worker import WorkerSynth
+    from stylebench.model_wrappers.worker.synth import WorkerSynth
 
     pkg = tmp_path / "standin" / "cosyvoice"
     (pkg / "cli").mkdir(parents=True)

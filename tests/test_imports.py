@@ -1,39 +1,142 @@
-"""The import structure of stylebench/: no cycles, no private names across modules, a light top.
+"""The import structure of every installed package: layers one way, no cycles, no private names
+across modules, a light top (docs/architecture.md#layers).
 
-Imports are read with :mod:`ast`, including those inside functions: a lazy import still ties
-two modules together, and a cycle through one breaks as soon as someone hoists it.
+Every ``.py`` file of every folder in ``pyproject.toml``'s ``package-dir`` is read, under the name
+it is installed as (``metrics/pitch.py`` is ``stylebench.metrics.pitch``). Imports are read with
+:mod:`ast`, and all of them count:
+
+- imports inside functions (lazy) and under ``if TYPE_CHECKING:``: the layering is about what a
+  module depends on, and a lazy import is still a dependency (and a cycle through one breaks as
+  soon as someone hoists it). Lazy imports of optional heavy third-party packages (torch,
+  transformers, ...) are not stylebench modules, so no rule here concerns them;
+- registry entries, the string literals ``"stylebench.<module>:<attr>"`` that a ``LazyRegistry``
+  imports on lookup: a lower layer reaches an upper one only by being handed a name or an object
+  (a registry owned by the upper layer, a parameter), never by naming the upper module itself.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "stylebench"
+import pytest
+import tomllib
+
+REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "transformers", "ctranslate2")
+
+#: layer -> the modules in it: ``"x"`` is module ``x`` alone, ``"x.*"`` is package ``x`` and every
+#: module below it. Every module is in exactly one layer (a new top-level module must be placed).
+LAYERS: dict[str, tuple[str, ...]] = {
+    # the small base everyone may import: record types and constants, audio I/O, user errors,
+    # paths, the lazy registry, the package itself (``__version__``)
+    "base": (
+        "stylebench",
+        "stylebench.records",
+        "stylebench.audio",
+        "stylebench.errors",
+        "stylebench.paths",
+        "stylebench.registry",
+    ),
+    # pure measures (features, ASR, judges, captioners, the dimensions)
+    "metrics": ("stylebench.metrics.*",),
+    # speech synthesis and audio transforms
+    "synth": ("stylebench.synth.*",),
+    # the dialogue-set builder and its text pools (speaks user turns with synth)
+    "dialogues": ("stylebench.dialogues.*",),
+    # speech models behind SpeechModel (the reference model speaks with synth, the shuffled row
+    # reads the dialogue pools)
+    "models": ("stylebench.model_wrappers.*",),
+    # the run: config, the run store, stages, executors, scoring, reports, compare, listening test
+    "core": (
+        "stylebench.config",
+        "stylebench.caption_config",
+        "stylebench.options",
+        "stylebench.store",
+        "stylebench.pipeline.*",
+        "stylebench.executors.*",
+        "stylebench.scoring.*",
+        "stylebench.report.*",
+        "stylebench.compare.*",
+        "stylebench.ratings.*",
+    ),
+    "cli": ("stylebench.cli.*",),
+}
+#: layer -> the layers its modules may import (their own included)
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "base": frozenset({"base"}),
+    "metrics": frozenset({"base", "metrics"}),
+    "synth": frozenset({"base", "synth"}),
+    "dialogues": frozenset({"base", "synth", "dialogues"}),
+    "models": frozenset({"base", "metrics", "synth", "dialogues", "models"}),
+    "core": frozenset({"base", "metrics", "synth", "dialogues", "models", "core"}),
+    "cli": frozenset(LAYERS),
+}
+#: (importer, imported) -> why it is allowed for now. Each must still occur: delete the entry
+#: with the import.
+LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {
+    # errors.py gathers the user-error types from where they are raised; the errors/CLI branch
+    # of issue 22 (item 5) rewrites it to import nothing
+    ("stylebench.errors", "stylebench.synth.ffmpeg"): "errors.py, rewritten by issue 22 item 5",
+    ("stylebench.errors", "stylebench.metrics.judges.base"): "errors.py, issue 22 item 5",
+    ("stylebench.errors", "stylebench.model_wrappers.worker"): "errors.py, issue 22 item 5",
+    ("stylebench.errors", "stylebench.store"): "errors.py, issue 22 item 5",
+    # the synth worker moved to the model layer; this re-export serves cli/build_dialogues.py
+    # (owned by the CLI branch) until it imports stylebench.model_wrappers.worker.synth
+    ("stylebench.synth.worker", "stylebench.model_wrappers.worker.synth"): "re-export shim",
+}
+REGISTRY_ENTRY = re.compile(r"(stylebench(?:\.\w+)*):\w+")
+
+
+def _package_dirs() -> dict[str, Path]:
+    """Installed package name -> its folder (``pyproject.toml``'s ``package-dir``)."""
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return {
+        name: REPO / folder for name, folder in cfg["tool"]["setuptools"]["package-dir"].items()
+    }
+
+
+def _files_on_disk() -> list[Path]:
+    return sorted({p for folder in _package_dirs().values() for p in folder.rglob("*.py")})
 
 
 def _modules() -> dict[str, Path]:
-    out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    """Installed module name -> file, for every ``.py`` file of every installed package folder."""
+    dirs = _package_dirs()
+    out: dict[str, Path] = {}
+    for path in _files_on_disk():
+        # the deepest package folder holding the file (stylebench/ holds no other package's folder
+        # today, but a nested one would name its files)
+        name, folder = max(
+            ((n, f) for n, f in dirs.items() if path.is_relative_to(f)),
+            key=lambda nf: len(nf[1].parts),
+        )
+        parts = list(path.relative_to(folder).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        out[".".join(parts)] = path
+        module = ".".join([name, *parts])
+        assert module not in out, f"{path} and {out[module]} are both {module}"
+        out[module] = path
     return out
 
 
-def _imports(name: str, path: Path, known: set[str]) -> list[tuple[str, list[str]]]:
-    """``(module imported, names taken from it)`` for every import of stylebench modules."""
+Use = tuple[str, list[str], int, bool]
+
+
+def _imports(name: str, path: Path, known: set[str]) -> list[Use]:
+    """``(module used, names taken from it, line, by a registry entry)`` for every use of a
+    stylebench module: ``import``/``from`` statements anywhere in the file, and registry entries.
+    A name no module on disk matches is returned as it is written (the caller reports it)."""
     is_pkg = path.name == "__init__.py"
     package = name if is_pkg else name.rpartition(".")[0]
-    found = []
+    found: list[Use] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found += [(a.name, []) for a in node.names]
+            found += [(a.name, [], node.lineno, False) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -41,27 +144,65 @@ def _imports(name: str, path: Path, known: set[str]) -> list[tuple[str, list[str
                 base = ".".join(anchor + ([base] if base else []))
             names = [a.name for a in node.names]
             subs = [f"{base}.{n}" for n in names if f"{base}.{n}" in known]
-            found += [(s, []) for s in subs]
+            found += [(s, [], node.lineno, False) for s in subs]
             rest = [n for n in names if f"{base}.{n}" not in known]
             if rest or not subs:
-                found.append((base, rest))
-    return [(m, names) for m, names in found if m in known and m != name]
+                found.append((base, rest, node.lineno, False))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if m := REGISTRY_ENTRY.fullmatch(node.value):
+                found.append((m.group(1), [], node.lineno, True))
+    return [u for u in found if u[0].split(".")[0] == "stylebench" and u[0] != name]
 
 
-def _graph() -> tuple[dict[str, set[str]], list[str]]:
+def _graph() -> tuple[dict[str, set[str]], list[str], list[tuple[str, str, int]], list[str]]:
+    """The import graph (statements only: a registry names what it loads later, by design in
+    the other direction too), private names taken across modules, every use ``(importer,
+    imported, line)`` registry entries included, and uses of stylebench modules that do not
+    exist."""
     mods = _modules()
     known = set(mods)
     graph: dict[str, set[str]] = {m: set() for m in mods}
-    private = []
+    private, edges, missing = [], [], []
     for name, path in mods.items():
-        for target, names in _imports(name, path, known):
-            graph[name].add(target)
+        for target, names, line, by_registry in _imports(name, path, known):
+            if target not in known:
+                missing.append(f"{name}:{line}: {target}")
+                continue
+            if not by_registry:
+                graph[name].add(target)
+            edges.append((name, target, line))
             private += [
                 f"{name}: from {target} import {n}"
                 for n in names
                 if n.startswith("_") and not n.endswith("__")
             ]
-    return graph, private
+    return graph, private, edges, missing
+
+
+def _layer(module: str) -> list[str]:
+    """The layers whose patterns match ``module`` (exactly one, for a placed module)."""
+    out = []
+    for layer, patterns in LAYERS.items():
+        for p in patterns:
+            pkg = p.removesuffix(".*")
+            if module == pkg or (p.endswith(".*") and module.startswith(pkg + ".")):
+                out.append(layer)
+    return out
+
+
+def _layer_violations(edges: list[tuple[str, str, int]]) -> tuple[list[str], set[tuple[str, str]]]:
+    """Imports the layers forbid (``importer:line (layer) -> imported (layer)``), and the
+    ``LAYER_EXCEPTIONS`` entries that were used."""
+    bad, used = [], set()
+    for src, dst, line in edges:
+        (a,), (b,) = _layer(src), _layer(dst)
+        if b in MAY_IMPORT[a]:
+            continue
+        if (src, dst) in LAYER_EXCEPTIONS:
+            used.add((src, dst))
+            continue
+        bad.append(f"{src}:{line} ({a}) -> {dst} ({b})")
+    return bad, used
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -111,14 +252,87 @@ def test_the_cycle_finder_finds_cycles():
     assert _cycles(graph) == [["a", "b", "c"]]
 
 
+def test_every_module_of_every_installed_package_is_checked():
+    mods = _modules()
+    on_disk = _files_on_disk()
+    assert len(mods) == len(on_disk) and set(mods.values()) == set(on_disk)
+    # the remapped folders are read under their installed names (metrics/ is stylebench.metrics)
+    for pkg in _package_dirs():
+        assert pkg in mods, f"{pkg}: no __init__.py read"
+    assert len(mods) > 150
+    graph, *_ = _graph()
+    assert set(graph) == set(mods)
+
+
+def test_every_module_is_in_exactly_one_layer():
+    unplaced = {m: _layer(m) for m in _modules() if len(_layer(m)) != 1}
+    assert unplaced == {}, "place each module in one layer of LAYERS (docs/architecture.md#layers)"
+    assert set(MAY_IMPORT) == set(LAYERS)
+    assert all(layer in allowed for layer, allowed in MAY_IMPORT.items())
+
+
+def test_the_layer_check_finds_an_upward_import():
+    edges = [
+        ("stylebench.metrics.pitch", "stylebench.pipeline.runner", 3),
+        ("stylebench.pipeline.runner", "stylebench.metrics.pitch", 4),
+        ("stylebench.errors", "stylebench.store", 5),
+    ]
+    bad, used = _layer_violations(edges)
+    assert bad == ["stylebench.metrics.pitch:3 (metrics) -> stylebench.pipeline.runner (core)"]
+    assert used == {("stylebench.errors", "stylebench.store")}
+
+
+def test_the_import_reader_counts_lazy_imports_and_registry_entries(tmp_path):
+    mod = tmp_path / "m.py"
+    mod.write_text(
+        "from stylebench.records import DIMS\n"
+        "def f():\n"
+        "    from stylebench.pipeline import runner\n"
+        "X = ('a', 'stylebench.scoring.cells:Thresholds')\n"
+    )
+    known = {"stylebench.records", "stylebench.pipeline.runner", "stylebench.scoring.cells"}
+    assert _imports("stylebench.metrics.m", mod, known) == [
+        ("stylebench.records", ["DIMS"], 1, False),
+        ("stylebench.pipeline.runner", [], 3, False),
+        ("stylebench.scoring.cells", [], 4, True),
+    ]
+
+
+def test_every_stylebench_import_names_a_module_on_disk():
+    *_, missing = _graph()
+    assert missing == []
+
+
+def test_layers_one_way():
+    """metrics, synth and model_wrappers never import the pipeline, scoring, report, compare,
+    ratings, executors or CLI; the base imports nothing above it."""
+    _, _, edges, _ = _graph()
+    bad, used = _layer_violations(edges)
+    assert bad == [], "imports against docs/architecture.md#layers"
+    stale = sorted(set(LAYER_EXCEPTIONS) - used)
+    assert stale == [], "no longer needed: delete from LAYER_EXCEPTIONS"
+
+
+@pytest.mark.parametrize("layer", ["metrics", "synth", "models"])
+def test_measures_and_models_never_import_the_run(layer):
+    assert not MAY_IMPORT[layer] & {"core", "cli"}
+
+
+def test_records_dims_are_the_dims_registry_in_order():
+    """records (base) cannot import metrics.dims, so ``DIMS`` is a literal kept in step."""
+    from stylebench.metrics.dims.base import DIMENSIONS
+    from stylebench.records import DIMS
+
+    assert DIMS == tuple(DIMENSIONS)
+
+
 def test_no_import_cycles_among_stylebench_modules():
-    graph, _ = _graph()
-    assert len(graph) > 20  # the walk found the package
+    graph, *_ = _graph()
     assert _cycles(graph) == []
 
 
 def test_no_private_names_imported_across_modules():
-    _, private = _graph()
+    _, private, _, _ = _graph()
     assert private == []
 
 
