@@ -153,6 +153,12 @@ def transcript_doubts(
 #: text channel, 164 replies, 1st-99th percentile 0.67-1.67). A text channel that covers half
 #: the letters a reply spells reads 0.52.
 TEXT_SYL_PER_NUCLEUS = (0.6, 1.8)
+#: a text channel whose words a transcript does not read faithfully may still score speed when the
+#: two syllable counts differ by at most this share (or by 1). The text then scores every turn of
+#: the sample, so the transcripts' own count jitter does not enter. Reference replies (espeak-ng,
+#: Whisper base at WER 0.4-0.7): counts 29-34 for texts of 28-32, within 7%; real replies whose
+#: text and speech differ (benchmarks/real_replies.py): 7 vs 5, 27 vs 8, 26 vs 19 syllables.
+TEXT_COUNT_TOL = 0.10
 #: text-channel flags that keep the text from scoring speed or vouching for a transcript
 TEXT_DOUBT_FLAGS = frozenset({"text_wrong_script", "text_implausible_rate", "text_nuclei_mismatch"})
 

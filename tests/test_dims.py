@@ -138,26 +138,21 @@ def test_a_transcript_and_text_channel_that_disagree_leave_the_turn_unscored():
     assert speed_key(garbled, "asr") == ("spm", (), {3: "asr_text_mismatch"})
 
 
-def test_a_transcript_counting_the_text_channels_syllables_is_vouched_for_despite_misheard_words():
-    # Whisper base on espeak-ng: WER 0.57, yet 31 syllables for a text of 30
+def test_a_text_channel_counting_the_transcripts_syllables_scores_the_sample():
+    # Whisper base on espeak-ng: WER 0.57 on one turn, yet 31 syllables for a text of 32; the
+    # text scores every turn, so the transcripts' count jitter (33 -> 31) does not fake a change
     ok = turns(
-        *[feat(spm=200, text_spm=205, asr_text_er=0.57, syllables=31, text_syllables=30)] * 3
+        feat(spm=230, text_spm=224, asr_text_er=0.2, syllables=33, text_syllables=32),
+        feat(spm=212, text_spm=219, asr_text_er=0.57, syllables=31, text_syllables=32),
+        feat(spm=220, text_spm=222, asr_text_er=0.1, syllables=32, text_syllables=32),
     )
-    assert speed_key(ok) == ("spm", (), {})
+    assert speed_key(ok) == ("text_spm", ("speed_from_text",), {})
+    # the counts differ by 2 of 5: nothing tells which channel is right, the turn is unscored
     off = {**ok, 2: feat(spm=200, text_spm=150, asr_text_er=1.0, syllables=7, text_syllables=5)}
     assert speed_key(off) == ("spm", (), {2: "asr_text_mismatch"})
     # a text channel that is itself implausible corroborates nothing
-    bad = {
-        **ok,
-        2: feat(
-            flags=("text_nuclei_mismatch",),
-            spm=200,
-            text_spm=205,
-            asr_text_er=0.57,
-            syllables=31,
-            text_syllables=30,
-        ),
-    }
+    flagged = ("text_nuclei_mismatch",)
+    bad = {**ok, 2: feat(flagged, spm=212, asr_text_er=0.57, syllables=31, text_syllables=32)}
     assert speed_key(bad) == ("spm", (), {2: "asr_text_mismatch"})
 
 

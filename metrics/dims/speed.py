@@ -16,17 +16,15 @@ SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 
 
 def counts_agree(f: Any) -> bool:
-    """The transcript and a plausible text channel count the same syllables (within
-    :data:`stylebench.metrics.validity.SAME_CONTENT_SYL_TOL`, or by less than 2): the count the
-    speed score uses is corroborated by a second channel even where the words differ. Seen on the
-    reference model: Whisper base misheard espeak-ng words (WER 0.4-0.7) while counting 29-31
-    syllables for a text of 30."""
-    from stylebench.metrics.validity import SAME_CONTENT_SYL_TOL, TEXT_DOUBT_FLAGS
+    """The transcript counts about as many syllables as a plausible text channel (within
+    :data:`stylebench.metrics.validity.TEXT_COUNT_TOL`, or by 1): the text is corroborated as a
+    record of what was said even where the words differ, so it may score the sample."""
+    from stylebench.metrics.validity import TEXT_COUNT_TOL, TEXT_DOUBT_FLAGS
 
     syl, text = f.values.get("syllables"), f.values.get("text_syllables")
     if syl is None or not text or TEXT_DOUBT_FLAGS & set(f.flags):
         return False
-    return abs(syl - text) < 2 or abs(syl - text) <= SAME_CONTENT_SYL_TOL * text
+    return abs(syl - text) <= max(1.0, TEXT_COUNT_TOL * text)
 
 
 def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int, str]:
@@ -39,8 +37,7 @@ def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int
     same voice saying similar content keeps that ratio; a loop does not), or, next to a turn
     whose audio says the same words (an ASR-free DTW test), a syllable count that changed
     (:func:`stylebench.metrics.validity.count_changed`: a dropped phrase).
-    A transcript that is faithful to the text channel, or that counts the same syllables as a
-    plausible one (:func:`counts_agree`), is vouched for and never doubtful.
+    A transcript that is faithful to the text channel is vouched for and never doubtful.
     """
     from stylebench.metrics.fidelity import is_faithful
     from stylebench.metrics.validity import DOUBT_FLAGS, count_changed, nuclei_outliers
@@ -49,8 +46,7 @@ def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int
     vouched = {
         k
         for k, f in feats.items()
-        if "asr_text_er" in f.values
-        and (is_faithful(f.values["asr_text_er"], max_error) or counts_agree(f))
+        if "asr_text_er" in f.values and is_faithful(f.values["asr_text_er"], max_error)
     }
     for k, f in feats.items():
         if k in vouched:
@@ -93,8 +89,9 @@ def speed_key(
     sample from the text channel if every turn has one that is itself plausible (no ``text_*``
     doubt flag: right script, a human rate, a count near the ASR-free nuclei count; flag
     ``speed_from_text``: one estimator per sample, never mixed across turns). A transcript doubted
-    only because it disagrees with the text channel (``asr_text_mismatch``) is not replaced by that
-    text: with nothing to tell which of the two is wrong, the turn is unscored. Otherwise, and
+    only because its words differ from the text channel's (``asr_text_mismatch``) is replaced by
+    that text only where the two count about the same syllables (:func:`counts_agree`); else,
+    with nothing to tell which of the two is wrong, the turn is unscored. Otherwise, and
     always under ``asr``, the doubtful turns are unscored with their reason.
     """
     if source in ("text", "nuclei"):
@@ -109,10 +106,13 @@ def speed_key(
     text_ok = all(
         "text_spm" in f.values and not TEXT_DOUBT_FLAGS & set(f.flags) for f in feats.values()
     )
-    # a transcript doubted only because it disagrees with the text channel: either may be the
-    # wrong one (a real model's text and speech can differ), so the text may not replace it
-    bare_mismatch = any(why == "asr_text_mismatch" for why in doubtful.values())
-    if source == "auto" and text_ok and not bare_mismatch:
+    # a transcript doubted only because its words differ from the text channel's: either may be
+    # the wrong one (a real model's text and speech can differ), so the text may replace it only
+    # where the two count about the same syllables (the text is corroborated as what was said)
+    uncorroborated = any(
+        why == "asr_text_mismatch" and not counts_agree(feats[k]) for k, why in doubtful.items()
+    )
+    if source == "auto" and text_ok and not uncorroborated:
         return "text_spm", ("speed_from_text",), {}
     return "spm", (), doubtful
 
