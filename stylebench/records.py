@@ -14,14 +14,14 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from stylebench.metrics.dims.base import DIMENSIONS
+from stylebench.metrics.dims.base import DIMENSIONS, dimension
 
 Status = Literal["ok", "error"]
 Key = tuple[str, int]  # (sample_id, turn) of a stage record
-#: the style dimensions, one module each (stylebench.metrics.dims); emotion is rated by humans,
-#: the others have an acoustic score
+#: the style dimensions, one module each (stylebench.metrics.dims); ``ACOUSTIC_DIMS`` are what
+#: ``--dim all`` runs (the paper's acoustic dimensions; emotion is rated by humans)
 DIMS: tuple[str, ...] = tuple(DIMENSIONS)
-ACOUSTIC_DIMS: tuple[str, ...] = tuple(d for d in DIMS if d != "emotion")
+ACOUSTIC_DIMS: tuple[str, ...] = tuple(d for d in DIMS if dimension(d).in_all)
 EMOTIONS: tuple[str, ...] = ("happy", "sad", "angry", "surprised", "fearful", "disgusted")
 DIRECTIONS: tuple[str, ...] = ("intensify", "attenuate")
 LANGS: tuple[str, ...] = ("en", "zh")

@@ -60,9 +60,49 @@ def test_default_thresholds_are_the_just_noticeable_changes():
 
     assert [jnd(d) for d in ("pitch", "volume", "speed", "emotion")] == [1.0, 1.0, 5.0, 1.0]
     sc = make_config().score
-    assert (sc.pitch_st, sc.volume_db, sc.speed_pct, sc.prosody_delta) == (1.0, 1.0, 5.0, 1.0)
-    assert Thresholds() == Thresholds(pitch_st=1.0, volume_db=1.0, speed_pct=5.0, emotion_delta=0.0)
+    assert (sc.pitch_st, sc.volume_db, sc.speed_pct, sc.emotion_delta) == (1.0, 1.0, 5.0, 1.0)
+    assert Thresholds() == Thresholds(pitch_st=1.0, volume_db=1.0, speed_pct=5.0, emotion_delta=1.0)
     assert ProsodyUnits() == ProsodyUnits(pitch_st=1.0, spread_st=1.0, level_db=1.0, rate_pct=5.0)
+
+
+def test_config_thresholds_and_flags_come_from_the_registry():
+    """One name and one default per dimension: ScoreConfig, Thresholds and the CLI agree."""
+    import dataclasses
+
+    from stylebench.config import ScoreConfig
+    from stylebench.metrics.dims.base import all_dims
+    from stylebench.scoring.cells import thresholds_from
+
+    names = [d.threshold_field for d in all_dims()]
+    assert [f.name for f in dataclasses.fields(ScoreConfig)] == [*names, "n_boot"]
+    assert [f.name for f in dataclasses.fields(Thresholds)] == names
+    for d in all_dims():
+        f = {f.name: f for f in dataclasses.fields(ScoreConfig)}[d.threshold_field]
+        assert f.default == d.default_threshold and f.metadata["help"] == d.threshold_help
+    sc = ScoreConfig(emotion_delta=0.5)
+    assert thresholds_from(sc).for_dim("emotion") == 0.5
+    with pytest.raises(ValueError, match="emotion-delta"):
+        ScoreConfig(emotion_delta=-1.0)
+
+
+def test_each_dimension_owns_its_reference_step_question_and_caption_words():
+    from stylebench.metrics.captions.features import caption_dims, phrase
+    from stylebench.model_wrappers.embedded.tts import step_style
+    from stylebench.ratings.export import check_levels, question_for
+
+    assert vars(step_style("speed", "attenuate", 2)) == {
+        "rate": 0.8**2,
+        "gain_db": 0.0,
+        "pitch_st": 0.0,
+    }
+    assert step_style("pitch", "intensify", 2).pitch_st == 4.0
+    assert step_style("volume", "attenuate", 1).gain_db == -4.0
+    assert question_for("pitch", "")[0] == "Which turn has the higher voice?"
+    assert question_for("emotion", "sad")[0] == "Which turn sounds more sad?"
+    assert set(check_levels()) >= {"pitch", "volume", "speed"}
+    assert caption_dims()[:3] == ("pitch", "volume", "speed")
+    assert phrase("volume", 3.0, "en") == "the loudness is clearly louder"
+    assert phrase("speed", -1.2, "zh") == "语速略慢"
 
 
 def turns(*feats: FeatureRecord) -> dict[int, FeatureRecord]:

@@ -16,6 +16,7 @@ from stylebench.compare.cell_tests import compare_cell
 from stylebench.compare.load import RunData
 from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
+from stylebench.metrics.dims.base import dimension
 from stylebench.report.build import cell_dict
 from stylebench.scoring.cells import cell_sort_key, score_cells
 
@@ -48,7 +49,7 @@ def _cluster_of(runs: Sequence[RunData], cluster: str) -> dict[str, str] | None:
 
 
 def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    acoustic = [c["vsp"] for c in cells if c["dim"] != "emotion" and c["vsp"] is not None]
+    acoustic = [c["vsp"] for c in cells if dimension(c["dim"]).acoustic and c["vsp"] is not None]
     return {
         "model": run.label,
         "calibration": run.model in CALIBRATION,

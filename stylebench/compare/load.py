@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stylebench.metrics.dims.base import all_dims
 from stylebench.records import Key, Sample
-from stylebench.scoring.cells import Thresholds, TurnScore
+from stylebench.scoring.cells import Thresholds, TurnScore, thresholds_from
 
 #: what two compared runs must share, unless the user allows the difference (--allow-mismatch)
 CHECKS = ("dialogues", "thresholds", "asr", "judge", "measure")
@@ -50,10 +51,7 @@ def _settings(manifest: dict[str, Any], cfg: Any) -> dict[str, dict[str, Any]]:
     return {
         "dialogues": {"checksum": manifest["dialogues"]["checksum"]},
         "thresholds": {
-            "pitch_st": sc.pitch_st,
-            "volume_db": sc.volume_db,
-            "speed_pct": sc.speed_pct,
-            "prosody_delta": sc.prosody_delta,
+            **{d.threshold_field: getattr(sc, d.threshold_field) for d in all_dims()},
             "probe_delta": ec.probe_delta,
             "mrd_threshold": jc.mrd_threshold,
         },
@@ -191,12 +189,7 @@ def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
         samples=tuple(run.samples),
         turn_scores=tuple(turn_scores),
         exclude=frozenset(exclude),
-        thresholds=Thresholds(
-            pitch_st=sc.pitch_st,
-            volume_db=sc.volume_db,
-            speed_pct=sc.speed_pct,
-            emotion_delta=sc.prosody_delta,
-        ),
+        thresholds=thresholds_from(sc),
         relevance=relevance,
         probe_scores=probe,
         probe_threshold=cfg.emotion.probe_delta,
