@@ -70,10 +70,10 @@ def test_config_thresholds_and_flags_come_from_the_registry():
     import dataclasses
 
     from stylebench.config import ScoreConfig
-    from stylebench.metrics.dims.base import all_dims
+    from stylebench.metrics.dims.base import all_dims, in_order
     from stylebench.scoring.cells import thresholds_from
 
-    names = [d.threshold_field for d in all_dims()]
+    names = [d.threshold_field for d in in_order()]
     assert [f.name for f in dataclasses.fields(ScoreConfig)] == [*names, "n_boot"]
     assert [f.name for f in dataclasses.fields(Thresholds)] == names
     for d in all_dims():
