@@ -15,6 +15,9 @@ def feat(flags=(), **values) -> FeatureRecord:
     return FeatureRecord("s", 1, "ok", "fp", values=dict(values), flags=list(flags))
 
 
+CTX = ScoreContext()
+
+
 def values_of(dim: str, f: FeatureRecord, **ctx) -> dict:
     return dimension(dim).turn_values(None, {1: f}, ScoreContext(**ctx))[0]
 
@@ -90,11 +93,7 @@ def test_each_dimension_owns_its_reference_step_question_and_caption_words():
     from stylebench.model_wrappers.embedded.tts import step_style
     from stylebench.ratings.export import check_levels, question_for
 
-    assert vars(step_style("speed", "attenuate", 2)) == {
-        "rate": 0.8**2,
-        "gain_db": 0.0,
-        "pitch_st": 0.0,
-    }
+    assert step_style("speed", "attenuate", 2).rate == pytest.approx(0.8**2)
     assert step_style("pitch", "intensify", 2).pitch_st == 4.0
     assert step_style("volume", "attenuate", 1).gain_db == -4.0
     assert question_for("pitch", "")[0] == "Which turn has the higher voice?"
@@ -183,3 +182,66 @@ def test_score_context_defaults_are_the_config_defaults():
 
     m = make_config().measure
     assert ScoreContext() == ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
+
+
+def _glide(sr: int = 16000, seconds: float = 2.0, lo_st: float = -3.0, hi_st: float = 3.0):
+    """A harmonic signal whose F0 sweeps 200 Hz * 2**(st/12) linearly from lo_st to hi_st."""
+    import numpy as np
+
+    t = np.arange(int(sr * seconds)) / sr
+    f0 = 200.0 * 2.0 ** ((lo_st + (hi_st - lo_st) * t / seconds) / 12.0)
+    phase = 2 * np.pi * np.cumsum(f0) / sr
+    wave = sum(np.sin(k * phase) / k for k in range(1, 6))
+    return (0.3 * wave / np.max(np.abs(wave))).astype(np.float32), sr
+
+
+def test_expressiveness_is_the_10_90_percentile_f0_range_in_semitones():
+    import numpy as np
+
+    from stylebench.metrics.dims.expressiveness import f0_range_st
+
+    # frames spread evenly over 6 st: the 10th-90th percentile distance is 0.8 * 6 = 4.8 st
+    f0 = 200.0 * 2.0 ** (np.linspace(-3.0, 3.0, 1001) / 12.0)
+    assert f0_range_st(np.concatenate([f0, np.zeros(300)])) == pytest.approx(4.8, abs=1e-6)
+    assert f0_range_st(f0 * 1.5) == pytest.approx(4.8, abs=1e-6)  # a pitch shift keeps the range
+    with pytest.raises(ValueError, match="voiced frames"):
+        f0_range_st(np.zeros(100))
+    d = dimension("expressiveness")
+    assert (d.unit, d.paper, d.in_all, d.threshold_field) == (
+        "st",
+        False,
+        False,
+        "expressiveness_st",
+    )
+    assert d.change(4.0, 6.5) == pytest.approx(2.5) and d.relative(4.0, 6.0) == pytest.approx(50.0)
+    values, _ = d.turn_values(
+        None, turns(feat([], f0_range_st=4.0), feat([], f0_range_st=0.0)), CTX
+    )
+    assert values == {1: 4.0, 2: "pitch range is 0 (monotone)"}
+    blocked, _ = d.turn_values(None, turns(feat(["f0_extractors_disagree"], f0_range_st=4.0)), CTX)
+    assert "disagree" in blocked[1]
+
+
+def test_pitch_range_of_a_synthetic_glide_and_its_transform():
+    """A 6 st glide measures 4.8 st through the features stage's trackers; the reference
+    model's transform widens and narrows it by its step."""
+    import numpy as np
+
+    from stylebench.metrics import pitch
+    from stylebench.metrics.dims.expressiveness import f0_range_st, scale_f0_range
+    from stylebench.model_wrappers.embedded.tts import step_style
+
+    def measured(wave, sr):
+        track, praat = pitch.f0_track(wave, sr), pitch.praat_f0_track(wave, sr)
+        agreed = pitch.agreed_frames(track, praat, edge=pitch.EDGE_FRAMES)
+        return f0_range_st(np.where(agreed, track, 0.0))
+
+    wave, sr = _glide()
+    base = measured(wave, sr)
+    assert base == pytest.approx(4.8, abs=0.3)
+    assert step_style("expressiveness", "intensify", 1).f0_range_st == 2.5
+    assert step_style("expressiveness", "attenuate", 2).f0_range_st == -5.0
+    wider = measured(scale_f0_range(wave, sr, 2.0), sr)
+    narrower = measured(scale_f0_range(wave, sr, -2.0), sr)
+    assert wider - base == pytest.approx(2.0, abs=0.5)
+    assert narrower - base == pytest.approx(-2.0, abs=0.5)

@@ -146,6 +146,7 @@ DIMENSIONS: dict[str, str] = {
     "volume": "stylebench.metrics.dims.volume:Volume",
     "pitch": "stylebench.metrics.dims.pitch:Pitch",
     "emotion": "stylebench.metrics.dims.emotion:Emotion",
+    "expressiveness": "stylebench.metrics.dims.expressiveness:Expressiveness",
 }
 _LOADED: dict[str, Dimension] = {}
 

