@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stylebench.config import RunConfig
+from stylebench.metrics.dims.base import dimension
 from stylebench.pipeline import gate
 from stylebench.pipeline.features import FeaturesStage
 from stylebench.pipeline.measure import FeatureConfig
@@ -127,7 +128,7 @@ def _caption(
         CAPTIONERS, cc.captioner, cc.caption_model, cc.caption_url, cc.caption_args, "captioner"
     )
     offline = cc.captioner == "features"  # reads the measurements; emotion has none to describe
-    dims = sorted({s.dim for s in samples if not (offline and s.dim == "emotion")})
+    dims = sorted({s.dim for s in samples if not (offline and not dimension(s.dim).acoustic)})
     instructions = {d: load_instruction(d, cc.caption_prompt) for d in dims}
     extra: dict[str, Any] = {}
     if offline:

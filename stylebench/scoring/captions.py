@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from stylebench.metrics.dims.base import dimension
 from stylebench.records import PAIRS, TURNS, Key, Sample
 from stylebench.scoring.bootstrap import bootstrap_ci
 from stylebench.scoring.cells import Thresholds, TurnScore, cell_sort_key, perceptual_change
@@ -124,7 +125,7 @@ def acoustic_agreement(
     value = {(t.sample_id, t.turn): t.value for t in turn_scores}
     rows: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {}
     for s in samples:
-        if s.dim == "emotion":
+        if not dimension(s.dim).acoustic:
             continue
         for a, b in PAIRS:
             v, va, vb = verdicts.get((s.id, b)), value.get((s.id, a)), value.get((s.id, b))
@@ -184,7 +185,7 @@ def groundedness(
             if lvl is not None and v is not None:
                 ch = (
                     perceptual_change(s.dim, v1, v)
-                    if v1 is not None and s.dim != "emotion"
+                    if v1 is not None and dimension(s.dim).acoustic
                     else None
                 )
                 pts.setdefault(s.dim, []).append((lvl, v, ch))
