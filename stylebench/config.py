@@ -18,7 +18,7 @@ from typing import Any
 
 from stylebench.caption_config import CaptionConfig
 from stylebench.executors.config import ExecutorConfig
-from stylebench.metrics.dims.base import jnd
+from stylebench.metrics.dims.base import all_dims, in_order
 from stylebench.options import check_choice as _check_choice
 from stylebench.options import check_choices as _check_choices
 from stylebench.options import check_min as _check_min
@@ -65,19 +65,24 @@ class MeasureConfig:
             )
 
 
-@dataclass(frozen=True)
-class ScoreConfig:
-    """Just-noticeable thresholds and confidence intervals (stage score)."""
+def _score_post_init(self: Any) -> None:
+    _check_min(self, tuple(d.threshold_field for d in all_dims()))
+    _check_min(self, ("n_boot",), 1)
 
-    pitch_st: float = option(jnd("pitch"), "pitch threshold in semitones")
-    volume_db: float = option(jnd("volume"), "volume threshold in dB")
-    speed_pct: float = option(jnd("speed"), "speed threshold in percent")
-    prosody_delta: float = option(jnd("emotion"), "emotion: prosodic index threshold, JND units")
-    n_boot: int = option(2000, "bootstrap resamples for CIs")
 
-    def __post_init__(self) -> None:
-        _check_min(self, ("pitch_st", "volume_db", "speed_pct", "prosody_delta"))
-        _check_min(self, ("n_boot",), 1)
+#: Just-noticeable thresholds and confidence intervals (stage score): one field per dimension,
+#: named, defaulted and explained by its :class:`~stylebench.metrics.dims.base.Dimension`
+ScoreConfig = dataclasses.make_dataclass(
+    "ScoreConfig",
+    [(d.threshold_field, float, option(d.default_threshold, d.threshold_help)) for d in in_order()]
+    + [("n_boot", int, option(2000, "bootstrap resamples for CIs"))],
+    namespace={
+        "__post_init__": _score_post_init,
+        "__doc__": "Just-noticeable thresholds and confidence intervals (stage score).",
+        "__module__": __name__,
+    },
+    frozen=True,
+)
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,9 @@ class RunConfig:
         kind="kv",
     )
     dim: str = option(
-        "pitch", "speed, volume, pitch, emotion, or all (the acoustic dims)", commands=RUN
+        "pitch",
+        ", ".join(DIMS) + ", or all (" + ", ".join(ACOUSTIC_DIMS) + ")",
+        commands=RUN,
     )
     lang: str = option("all", "en, zh or all", commands=RUN)
     limit: int | None = option(

@@ -16,12 +16,13 @@ from typing import Any, Literal
 
 Status = Literal["ok", "error"]
 Key = tuple[str, int]  # (sample_id, turn) of a stage record
-#: the style dimensions, one module each (stylebench.metrics.dims); emotion is rated by humans,
-#: the others have an acoustic score. A literal: records are the base layer and never import
-#: metrics (docs/architecture.md#layers); tests/test_imports.py checks it equals, in order, the
-#: names of ``stylebench.metrics.dims.base.DIMENSIONS``.
-DIMS: tuple[str, ...] = ("speed", "volume", "pitch", "emotion")
-ACOUSTIC_DIMS: tuple[str, ...] = tuple(d for d in DIMS if d != "emotion")
+#: the style dimensions, one module each (stylebench.metrics.dims). Literals: records are the base
+#: layer and never import metrics (docs/architecture.md#layers); tests/test_imports.py checks that
+#: ``DIMS`` equals, in order, the names of ``stylebench.metrics.dims.base.DIMENSIONS`` and that
+#: ``ACOUSTIC_DIMS`` (what ``--dim all`` runs: the paper's acoustic dimensions) are the ones whose
+#: ``Dimension.in_all`` is set.
+DIMS: tuple[str, ...] = ("speed", "volume", "pitch", "emotion", "expressiveness")
+ACOUSTIC_DIMS: tuple[str, ...] = ("speed", "volume", "pitch")
 EMOTIONS: tuple[str, ...] = ("happy", "sad", "angry", "surprised", "fearful", "disgusted")
 DIRECTIONS: tuple[str, ...] = ("intensify", "attenuate")
 LANGS: tuple[str, ...] = ("en", "zh")

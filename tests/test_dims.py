@@ -15,6 +15,9 @@ def feat(flags=(), **values) -> FeatureRecord:
     return FeatureRecord("s", 1, "ok", "fp", values=dict(values), flags=list(flags))
 
 
+CTX = ScoreContext()
+
+
 def values_of(dim: str, f: FeatureRecord, **ctx) -> dict:
     return dimension(dim).turn_values(None, {1: f}, ScoreContext(**ctx))[0]
 
@@ -60,9 +63,45 @@ def test_default_thresholds_are_the_just_noticeable_changes():
 
     assert [jnd(d) for d in ("pitch", "volume", "speed", "emotion")] == [1.0, 1.0, 5.0, 1.0]
     sc = make_config().score
-    assert (sc.pitch_st, sc.volume_db, sc.speed_pct, sc.prosody_delta) == (1.0, 1.0, 5.0, 1.0)
-    assert Thresholds() == Thresholds(pitch_st=1.0, volume_db=1.0, speed_pct=5.0, emotion_delta=0.0)
+    assert (sc.pitch_st, sc.volume_db, sc.speed_pct, sc.emotion_delta) == (1.0, 1.0, 5.0, 1.0)
+    assert Thresholds() == Thresholds(pitch_st=1.0, volume_db=1.0, speed_pct=5.0, emotion_delta=1.0)
     assert ProsodyUnits() == ProsodyUnits(pitch_st=1.0, spread_st=1.0, level_db=1.0, rate_pct=5.0)
+
+
+def test_config_thresholds_and_flags_come_from_the_registry():
+    """One name and one default per dimension: ScoreConfig, Thresholds and the CLI agree."""
+    import dataclasses
+
+    from stylebench.config import ScoreConfig
+    from stylebench.metrics.dims.base import all_dims, in_order
+    from stylebench.scoring.cells import thresholds_from
+
+    names = [d.threshold_field for d in in_order()]
+    assert [f.name for f in dataclasses.fields(ScoreConfig)] == [*names, "n_boot"]
+    assert [f.name for f in dataclasses.fields(Thresholds)] == names
+    for d in all_dims():
+        f = {f.name: f for f in dataclasses.fields(ScoreConfig)}[d.threshold_field]
+        assert f.default == d.default_threshold and f.metadata["help"] == d.threshold_help
+    sc = ScoreConfig(emotion_delta=0.5)
+    assert thresholds_from(sc).for_dim("emotion") == 0.5
+    with pytest.raises(ValueError, match="emotion-delta"):
+        ScoreConfig(emotion_delta=-1.0)
+
+
+def test_each_dimension_owns_its_reference_step_question_and_caption_words():
+    from stylebench.metrics.captions.features import caption_dims, phrase
+    from stylebench.model_wrappers.embedded.tts import step_style
+    from stylebench.ratings.export import check_levels, question_for
+
+    assert step_style("speed", "attenuate", 2).rate == pytest.approx(0.8**2)
+    assert step_style("pitch", "intensify", 2).pitch_st == 4.0
+    assert step_style("volume", "attenuate", 1).gain_db == -4.0
+    assert question_for("pitch", "")[0] == "Which turn has the higher voice?"
+    assert question_for("emotion", "sad")[0] == "Which turn sounds more sad?"
+    assert set(check_levels()) >= {"pitch", "volume", "speed"}
+    assert caption_dims()[:3] == ("pitch", "volume", "speed")
+    assert phrase("volume", 3.0, "en") == "the loudness is clearly louder"
+    assert phrase("speed", -1.2, "zh") == "语速略慢"
 
 
 def turns(*feats: FeatureRecord) -> dict[int, FeatureRecord]:
@@ -176,3 +215,66 @@ def test_score_context_defaults_are_the_config_defaults():
 
     m = make_config().measure
     assert ScoreContext() == ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
+
+
+def _glide(sr: int = 16000, seconds: float = 2.0, lo_st: float = -3.0, hi_st: float = 3.0):
+    """A harmonic signal whose F0 sweeps 200 Hz * 2**(st/12) linearly from lo_st to hi_st."""
+    import numpy as np
+
+    t = np.arange(int(sr * seconds)) / sr
+    f0 = 200.0 * 2.0 ** ((lo_st + (hi_st - lo_st) * t / seconds) / 12.0)
+    phase = 2 * np.pi * np.cumsum(f0) / sr
+    wave = sum(np.sin(k * phase) / k for k in range(1, 6))
+    return (0.3 * wave / np.max(np.abs(wave))).astype(np.float32), sr
+
+
+def test_expressiveness_is_the_10_90_percentile_f0_range_in_semitones():
+    import numpy as np
+
+    from stylebench.metrics.dims.expressiveness import f0_range_st
+
+    # frames spread evenly over 6 st: the 10th-90th percentile distance is 0.8 * 6 = 4.8 st
+    f0 = 200.0 * 2.0 ** (np.linspace(-3.0, 3.0, 1001) / 12.0)
+    assert f0_range_st(np.concatenate([f0, np.zeros(300)])) == pytest.approx(4.8, abs=1e-6)
+    assert f0_range_st(f0 * 1.5) == pytest.approx(4.8, abs=1e-6)  # a pitch shift keeps the range
+    with pytest.raises(ValueError, match="voiced frames"):
+        f0_range_st(np.zeros(100))
+    d = dimension("expressiveness")
+    assert (d.unit, d.paper, d.in_all, d.threshold_field) == (
+        "st",
+        False,
+        False,
+        "expressiveness_st",
+    )
+    assert d.change(4.0, 6.5) == pytest.approx(2.5) and d.relative(4.0, 6.0) == pytest.approx(50.0)
+    values, _ = d.turn_values(
+        None, turns(feat([], f0_range_st=4.0), feat([], f0_range_st=0.0)), CTX
+    )
+    assert values == {1: 4.0, 2: "pitch range is 0 (monotone)"}
+    blocked, _ = d.turn_values(None, turns(feat(["f0_extractors_disagree"], f0_range_st=4.0)), CTX)
+    assert "disagree" in blocked[1]
+
+
+def test_pitch_range_of_a_synthetic_glide_and_its_transform():
+    """A 6 st glide measures 4.8 st through the features stage's trackers; the reference
+    model's transform widens and narrows it by its step."""
+    import numpy as np
+
+    from stylebench.metrics import pitch
+    from stylebench.metrics.dims.expressiveness import f0_range_st, scale_f0_range
+    from stylebench.model_wrappers.embedded.tts import step_style
+
+    def measured(wave, sr):
+        track, praat = pitch.f0_track(wave, sr), pitch.praat_f0_track(wave, sr)
+        agreed = pitch.agreed_frames(track, praat, edge=pitch.EDGE_FRAMES)
+        return f0_range_st(np.where(agreed, track, 0.0))
+
+    wave, sr = _glide()
+    base = measured(wave, sr)
+    assert base == pytest.approx(4.8, abs=0.3)
+    assert step_style("expressiveness", "intensify", 1).f0_range_st == 2.5
+    assert step_style("expressiveness", "attenuate", 2).f0_range_st == -5.0
+    wider = measured(scale_f0_range(wave, sr, 2.0), sr)
+    narrower = measured(scale_f0_range(wave, sr, -2.0), sr)
+    assert wider - base == pytest.approx(2.0, abs=0.5)
+    assert narrower - base == pytest.approx(-2.0, abs=0.5)

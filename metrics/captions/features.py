@@ -19,20 +19,19 @@ from typing import Any
 from stylebench.metrics.captions.base import CaptionRequest
 
 VERSION = "1"
-ACOUSTIC = ("pitch", "volume", "speed")
 BANDS = (1.0, 2.5, 5.0, 9.0)  # JND multiples: same | slightly | clearly | much | very much
-EN_WORDS = {
-    "pitch": ("the pitch", "higher", "lower"),
-    "volume": ("the loudness", "louder", "quieter"),
-    "speed": ("the pace", "faster", "slower"),
-}
 EN_DEGREE = ("", "slightly ", "clearly ", "much ", "very much ")
-ZH_WORDS = {
-    "pitch": ("音高", "高", "低"),
-    "volume": ("音量", "大", "小"),
-    "speed": ("语速", "快", "慢"),
-}
 ZH_DEGREE = ("", "略{}", "明显{}", "{}得多", "非常{}")
+
+
+def caption_dims(dim: str = "") -> tuple[str, ...]:
+    """The dims a rule-based caption describes, in caption order (pitch, level, rate): the acoustic
+    dims that ``--dim all`` runs, plus ``dim`` (a sample's own) when it has caption words."""
+    from stylebench.metrics.dims.base import in_order
+
+    return tuple(
+        d.name for d in in_order() if d.caption_en and d.acoustic and (d.in_all or d.name == dim)
+    )
 
 
 def band(change_jnd: float) -> int:
@@ -42,15 +41,20 @@ def band(change_jnd: float) -> int:
 
 def phrase(dim: str, change_jnd: float, lang: str) -> str:
     """One clause for one dimension, e.g. "the pitch is slightly higher" / "音高略高"."""
+    from stylebench.metrics.dims.base import dimension
+
     level = band(change_jnd)
+    d = dimension(dim)
+    if d.caption_en is None or d.caption_zh is None:
+        raise ValueError(f"the rule-based captioner has no words for {dim}")
     if lang == "zh":
-        noun, up, down = ZH_WORDS[dim]
+        noun, up, down = d.caption_zh
         return (
             f"{noun}差不多"
             if level == 0
             else noun + ZH_DEGREE[level].format(up if change_jnd > 0 else down)
         )
-    noun, up, down = EN_WORDS[dim]
+    noun, up, down = d.caption_en
     if level == 0:
         return f"{noun} is about the same"
     return f"{noun} is {EN_DEGREE[level]}{up if change_jnd > 0 else down}"
@@ -79,7 +83,7 @@ class FeaturesCaptioner:
                 )
             )
         parts = []
-        for d in ACOUSTIC:
+        for d in caption_dims(req.dim):
             a, b = req.turn1_values.get(d), req.values.get(d)
             if a is None or b is None or a <= 0 or b <= 0:
                 continue  # not measured: the caption says nothing about it

@@ -28,6 +28,7 @@ from stylebench.metrics.captions.base import (
     CompareRequest,
     builtin_text,
 )
+from stylebench.metrics.dims.base import dimension
 from stylebench.metrics.judges.base import JudgeError
 from stylebench.metrics.judges.openai_api import OpenAIJudge, first_choice
 from stylebench.metrics.judges.prompting import (
@@ -38,12 +39,6 @@ from stylebench.metrics.judges.prompting import (
     strict_object,
 )
 
-DIM_WORDS = {
-    "pitch": "pitch (how high or low the voice is)",
-    "volume": "loudness",
-    "speed": "speaking rate (pace)",
-    "emotion": "intensity of the expressed emotion",
-}
 LABELS = ("increased", "decreased", "same", "cannot_tell")
 
 
@@ -156,7 +151,7 @@ class OpenAICaptionJudge(OpenAIJudge):
                 "fence_begin": begin,
                 "data": data,
                 "fence_end": end,
-                "dimension": DIM_WORDS.get(req.dim, req.dim),
+                "dimension": dimension(req.dim).caption_prompt,
                 "language": LANGUAGE_NAMES.get(req.lang, req.lang),
             },
         )

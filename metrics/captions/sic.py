@@ -70,7 +70,7 @@ def reply_metadata(
     sample: Any, turn: int, values: Mapping[str, float], turn1: Mapping[str, float]
 ) -> dict[str, Any]:
     """What we know of one reply: the request and the measured bands against turn 1."""
-    from stylebench.metrics.captions.features import ACOUSTIC, phrase
+    from stylebench.metrics.captions.features import caption_dims, phrase
     from stylebench.metrics.dims.base import dimension, jnd
 
     meta: dict[str, Any] = {
@@ -81,7 +81,7 @@ def reply_metadata(
     }
     if sample.emotion:
         meta["emotion"] = sample.emotion
-    for d in ACOUSTIC:
+    for d in caption_dims(sample.dim):
         a, b = turn1.get(d), values.get(d)
         if a and b and turn > 1:
             meta[f"measured_{d}"] = (

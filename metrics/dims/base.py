@@ -1,10 +1,13 @@
-"""What a style dimension is, and the registry of the four.
+"""What a style dimension is, and the registry of them.
 
 A :class:`Dimension` holds everything that defines one dimension: which feature value is the
 per-reply score (and its fallbacks), which quality flags concern it, the perceptual scale on
-which a change between turns is measured and its unit, the config field holding its
-just-noticeable threshold, and the words reports use. Adding a dimension is one module beside
-this one and one line in :data:`DIMENSIONS`.
+which a change between turns is measured and its unit, its just-noticeable threshold (one config
+field, one default: :class:`stylebench.config.ScoreConfig` and
+:class:`stylebench.scoring.cells.Thresholds` are generated from the registry), the reference
+model's style step, the listening test's question and attention-check levels, the caption words
+and the words reports use. Adding a dimension is one module beside this one and one line in
+:data:`DIMENSIONS`; everything else loops over the registry.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from stylebench.metrics.dims.names import DIMENSIONS  # the registry: names only
 
 #: turn -> the reply's score on the dim's linear scale, or why it has none
 TurnValues = dict[int, "float | str"]
@@ -46,6 +51,37 @@ class Dimension(ABC):
     blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech")
     #: False: scores are ratings or probabilities, taken as given (may be 0 or negative)
     positive: ClassVar[bool] = True
+    #: the threshold's help text (its CLI flag and config field), naming where the default is from
+    threshold_help: ClassVar[str]
+    #: the per-reply score is a measured acoustic quantity (captions describe it, compare's mean
+    #: VSP averages it); emotion's is an index of several cues, rated by humans
+    acoustic: ClassVar[bool] = True
+    #: one of StyleBench's four dimensions; False: an extension of ours, labelled so in reports
+    paper: ClassVar[bool] = True
+    #: ``--dim all`` runs it (the paper's acoustic dimensions); the others have their own
+    #: default dialogue set
+    in_all: ClassVar[bool] = True
+    #: the dialogue builder's content pool (``dialogues/pools/<pool>_<lang>.jsonl``): neutral
+    #: contents so that only acoustics differ, or emotion's contents that imply the emotion
+    content_pool: ClassVar[str] = "neutral"
+    #: the relative change (SVD's unit) and the perceptual change are the same quantity, so a
+    #: report shows the change once
+    change_is_relative: ClassVar[bool] = False
+    #: the reference model's step per turn: a field of :class:`stylebench.synth.base.Style` and
+    #: its size (a factor for ``rate``, taken as its inverse to attenuate)
+    step: ClassVar[tuple[str, float] | None] = None
+    #: listening test: forced-choice question and 1-5 intensity scale, and the attention check's
+    #: ``Style`` field with three levels of one reply (higher level = stronger attribute)
+    question_text: ClassVar[tuple[str, str] | None] = None
+    check_levels: ClassVar[tuple[str, tuple[float, float, float]] | None] = None
+    #: caption words: (noun, more, less) in English and Mandarin for the rule-based captioner, and
+    #: the attribute as a captioning model's prompt names it
+    caption_en: ClassVar[tuple[str, str, str] | None] = None
+    caption_zh: ClassVar[tuple[str, str, str] | None] = None
+    caption_prompt: ClassVar[str]
+    #: where it comes in prose and settings (captions, the thresholds line and fields, the
+    #: extractors): lower first; the registry's own order is the order of report cells
+    order: ClassVar[int] = 9
 
     @abstractmethod
     def change(self, a: float, b: float) -> float:
@@ -54,6 +90,31 @@ class Dimension(ABC):
     def relative(self, a: float, b: float) -> float:
         """Signed relative change ``100*(b-a)/a`` on the linear scale (SVD's unit)."""
         return 100.0 * (b - a) / a
+
+    def style(
+        self, direction: str, steps: int, size: float | None = None, emotion: str = ""
+    ) -> dict:
+        """The reference model's :class:`~stylebench.synth.base.Style` fields after ``steps``
+        steps in ``direction`` (``size`` overrides :attr:`step`'s)."""
+        if self.step is None:
+            raise ValueError(f"the reference model has no style step for {self.name}")
+        field_name, default = self.step
+        size = default if size is None else size
+        if field_name == "rate":
+            factor = size if direction == "intensify" else 1.0 / size
+            return {"rate": factor**steps}
+        sign = 1.0 if direction == "intensify" else -1.0
+        return {field_name: sign * size * steps}
+
+    def question(self, emotion: str = "") -> tuple[str, str]:
+        """The listening test's forced-choice question and 1-5 scale for a sample."""
+        if self.question_text is None:
+            raise ValueError(f"the listening test has no question for {self.name}")
+        return self.question_text
+
+    def extractor(self, cfg: Any) -> str:
+        """How a reply's score is measured under run config ``cfg`` (the report's words)."""
+        return ""
 
     @abstractmethod
     def turn_values(
@@ -82,13 +143,17 @@ def value_or_reason(
     return f"{key} unavailable: " + ("; ".join(why) or "not measured")
 
 
-DIMENSIONS: dict[str, str] = {
-    "speed": "stylebench.metrics.dims.speed:Speed",
-    "volume": "stylebench.metrics.dims.volume:Volume",
-    "pitch": "stylebench.metrics.dims.pitch:Pitch",
-    "emotion": "stylebench.metrics.dims.emotion:Emotion",
-}
 _LOADED: dict[str, Dimension] = {}
+
+
+def all_dims() -> tuple[Dimension, ...]:
+    """Every registered dimension, in registry order."""
+    return tuple(dimension(n) for n in DIMENSIONS)
+
+
+def in_order() -> tuple[Dimension, ...]:
+    """Every registered dimension by :attr:`Dimension.order` (pitch, volume, speed, emotion, ...)."""
+    return tuple(sorted(all_dims(), key=lambda d: d.order))
 
 
 def jnd(name: str) -> float:

@@ -54,11 +54,54 @@ class Emotion(Dimension):
         "change": "points",
         "svd": "points (absolute)",
     }
+    #: the prosodic index is in JND units (each cue divided by its own dimension's default
+    #: threshold, metrics.prosody.IndexUnits), so one JND is the default step; the probe's
+    #: probability threshold is --probe-delta, the human ratings' their own
     threshold_field: ClassVar[str] = "emotion_delta"
     default_threshold: ClassVar[float] = 1.0
+    threshold_help: ClassVar[str] = (
+        "emotion: prosodic index threshold, JND units (default one JND per cue)"
+    )
     flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect",)
     blocking: ClassVar[tuple[str, ...]] = BLOCKING
     positive: ClassVar[bool] = False
+    acoustic: ClassVar[bool] = False
+    in_all: ClassVar[bool] = False
+    content_pool: ClassVar[str] = "emotion"
+    change_is_relative: ClassVar[bool] = True
+    order: ClassVar[int] = 3
+    caption_prompt: ClassVar[str] = "intensity of the expressed emotion"
+
+    def style(
+        self, direction: str, steps: int, size: float | None = None, emotion: str = ""
+    ) -> dict:
+        """Expressed through its prosodic correlates (pitch, rate and loudness), on the
+        emotion's arousal side; an unnamed emotion counts as high-arousal."""
+        from stylebench.metrics.prosody import AROUSAL_SIGN
+
+        sign = (1 if direction == "intensify" else -1) * AROUSAL_SIGN.get(emotion, 1)
+        return {
+            "rate": 1.1 ** (sign * steps),
+            "gain_db": 3.0 * sign * steps,
+            "pitch_st": 1.5 * sign * steps,
+        }
+
+    def question(self, emotion: str = "") -> tuple[str, str]:
+        if not emotion:
+            raise ValueError("an emotion sample has no emotion label; rebuild the dialogue set")
+        return (
+            f"Which turn sounds more {emotion}?",
+            f"How {emotion} does it sound: 1 = not at all, 5 = extremely",
+        )
+
+    def extractor(self, cfg: Any) -> str:
+        ec = cfg.emotion
+        probe = "" if ec.emotion_probe == "none" else f"; probe {ec.emotion_probe} {ec.probe_model}"
+        return (
+            "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
+            "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side"
+            + probe
+        )
 
     def change(self, a: float, b: float) -> float:
         return b - a

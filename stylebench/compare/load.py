@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig
+from stylebench.metrics.dims.base import all_dims
 from stylebench.pipeline.scored import ScoredRun
 
 #: what two compared runs must share, unless the user allows the difference (--allow-mismatch)
@@ -46,10 +47,7 @@ def _settings(manifest: Mapping[str, Any], cfg: RunConfig) -> dict[str, dict[str
     return {
         "dialogues": {"checksum": manifest["dialogues"]["checksum"]},
         "thresholds": {
-            "pitch_st": sc.pitch_st,
-            "volume_db": sc.volume_db,
-            "speed_pct": sc.speed_pct,
-            "prosody_delta": sc.prosody_delta,
+            **{d.threshold_field: getattr(sc, d.threshold_field) for d in all_dims()},
             "probe_delta": ec.probe_delta,
             "mrd_threshold": jc.mrd_threshold,
         },

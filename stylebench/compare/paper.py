@@ -21,6 +21,7 @@ from typing import Any
 from stylebench.compare import paired
 from stylebench.compare.load import RunData
 from stylebench.compare.samples import PairOutcome, outcomes
+from stylebench.metrics.dims.base import dimension
 from stylebench.records import DIMS
 from stylebench.scoring.bootstrap import bootstrap_ci
 
@@ -153,7 +154,7 @@ def paper_tables(
         present = [d for d in DIMS if any(k[0] == d for k in per_out)]
         for dim in present:
             for pair in PAIR_NAMES:
-                source = "prosodic" if dim == "emotion" else "acoustic"
+                source = "acoustic" if dimension(dim).acoustic else "prosodic"
                 dims.append(
                     {
                         "model": run.label,

@@ -51,13 +51,13 @@ def dim_values(
     samples: Sequence[Sample], features: Mapping[Key, Any], ctx: Any
 ) -> dict[Key, dict[str, float]]:
     """Per ok reply, its score on each acoustic dimension (what the features captioner reads)."""
-    from stylebench.metrics.captions.features import ACOUSTIC
+    from stylebench.metrics.captions.features import caption_dims
     from stylebench.metrics.dims.base import dimension
 
     out: dict[Key, dict[str, float]] = {}
     for s in samples:
         ok = {k: f for k in TURNS if is_ok(f := features.get((s.id, k)))}
-        for d in ACOUSTIC:
+        for d in caption_dims(s.dim):
             values, _ = dimension(d).turn_values(s, ok, ctx)
             for k, v in values.items():
                 if not isinstance(v, str):

@@ -11,39 +11,21 @@ from stylebench.scoring.cells import TurnScore
 
 
 def extractor_names(cfg: RunConfig) -> dict[str, str]:
+    """How each score was measured: every paper dimension's extractor and the run's own dims'
+    (:meth:`~stylebench.metrics.dims.base.Dimension.extractor`), then ASR, VAD and what is
+    unscored."""
+    from stylebench.metrics.dims.base import in_order
+
     m = cfg.measure
-    stat = {
-        "agreed_mean": "mean over the voiced frames where Praat's F0 lies within 2 st, run edges "
-        "trimmed (two-tracker agreement)",
-        "guarded_mean": "mean over voiced frames inside the reply's own F0 range (octave guard)",
-        "mean": "mean over voiced frames",
-        "median": "median over voiced frames",
-    }[m.pitch_stat]
-    probe = (
-        ""
-        if cfg.emotion.emotion_probe == "none"
-        else f"; probe {cfg.emotion.emotion_probe} {cfg.emotion.probe_model}"
-    )
+    shown = [d for d in in_order() if d.paper or d.name in cfg.dims]
     return {
-        "pitch": f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {stat}",
-        "volume": f"RMS over speech-active samples ({m.vad} VAD"
-        + (", energy fallback per sample when it misses speech" if m.vad == "silero" else "")
-        + "), linear amplitude; whole-file RMS beside it",
-        "speed": "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over the "
-        "first-to-last speech span"
-        + (
-            "; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)"
-            if m.speed_source == "nuclei"
-            else ""
-        ),
+        **{d.name: d.extractor(cfg) for d in shown if d.acoustic},
         "asr": "none" if m.asr == "none" else f"{m.asr} {m.asr_model}" + asr_how(cfg),
         "vad": m.vad,
         "unscored": "replies too short (< 1 s of speech or < 4 syllables) or not speech are "
         "unscored on every dimension, doubtful transcripts on speed, disagreeing F0 trackers on "
         "pitch (docs/metrics.md#unscored-replies); they count in n, not in n_ok",
-        "emotion": "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
-        "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side"
-        + probe,
+        **{d.name: d.extractor(cfg) for d in shown if not d.acoustic},
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stylebench.config import RunConfig
 from stylebench.metrics.dims.base import ScoreContext
-from stylebench.scoring.cells import Thresholds
+from stylebench.scoring.cells import Thresholds, thresholds_from
 
 
 def score_context(cfg: RunConfig) -> ScoreContext:
@@ -15,10 +15,4 @@ def score_context(cfg: RunConfig) -> ScoreContext:
 
 def thresholds_of(cfg: RunConfig) -> Thresholds:
     """The run's just-noticeable change per dimension."""
-    sc = cfg.score
-    return Thresholds(
-        pitch_st=sc.pitch_st,
-        volume_db=sc.volume_db,
-        speed_pct=sc.speed_pct,
-        emotion_delta=sc.prosody_delta,
-    )
+    return thresholds_from(cfg.score)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stylebench.config import RunConfig
+from stylebench.metrics.dims.base import dimension
 from stylebench.pipeline import gate
 from stylebench.pipeline.measure import FeatureConfig
 from stylebench.pipeline.stage import Stage
@@ -159,7 +160,7 @@ def _caption(ctx: StageInputs) -> Built:
         CAPTIONERS, cc.captioner, cc.caption_model, cc.caption_url, cc.caption_args, "captioner"
     )
     offline = _offline_captioner(cfg)
-    dims = sorted({s.dim for s in samples if not (offline and s.dim == "emotion")})
+    dims = sorted({s.dim for s in samples if not (offline and not dimension(s.dim).acoustic)})
     instructions = {d: load_instruction(d, cc.caption_prompt) for d in dims}
     extra: dict[str, Any] = {}
     if offline:

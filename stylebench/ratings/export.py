@@ -28,20 +28,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from stylebench.metrics.dims.base import all_dims, dimension
 from stylebench.ratings.page import COLUMNS, csv_text, render_page
 from stylebench.records import Sample
 from stylebench.store import RunStore
 
 KEY_FORMAT = "stylebench-ratings-key/1"
 PAIRS = ("1-2", "2-3")
-#: forced-choice question and intensity scale per dim (emotion takes the sample's emotion)
-QUESTIONS = {
-    "speed": ("Which turn is spoken faster?", "Speaking speed: 1 = very slow, 5 = very fast"),
-    "volume": ("Which turn is louder?", "Loudness: 1 = very quiet, 5 = very loud"),
-    "pitch": ("Which turn has the higher voice?", "Voice pitch: 1 = very low, 5 = very high"),
-}
-#: attention-check transforms: three levels of one reply (a higher level = a stronger attribute)
-CHECK_LEVELS = {"volume": (0.0, -8.0, -16.0), "speed": (0.75, 1.0, 1.4), "pitch": (-4.0, 0.0, 4.0)}
+
+
+def check_levels() -> dict[str, tuple[str, tuple[float, float, float]]]:
+    """Attention-check transforms per dim: a ``Style`` field and three levels of one reply (a
+    higher level = a stronger attribute), from each dimension's ``check_levels``."""
+    return {d.name: d.check_levels for d in all_dims() if d.check_levels is not None}
 
 
 @dataclass(frozen=True)
@@ -63,15 +62,9 @@ class Item:
 
 
 def question_for(dim: str, emotion: str) -> tuple[str, str]:
-    """The forced-choice question and the 1-5 scale for a sample's target attribute."""
-    if dim == "emotion":
-        if not emotion:
-            raise ValueError("an emotion sample has no emotion label; rebuild the dialogue set")
-        return (
-            f"Which turn sounds more {emotion}?",
-            f"How {emotion} does it sound: 1 = not at all, 5 = extremely",
-        )
-    return QUESTIONS[dim]
+    """The forced-choice question and the 1-5 scale for a sample's target attribute (the
+    dimension's :meth:`~stylebench.metrics.dims.base.Dimension.question`)."""
+    return dimension(dim).question(emotion)
 
 
 def check_answers(levels: list[float]) -> dict[str, str]:
@@ -198,22 +191,24 @@ def export_ratings(
             "turns": key_turns,
         }
     # checks on the run's own acoustic dims first, so that they look like the other items
-    dims = sorted(CHECK_LEVELS, key=lambda d: (d not in {s.dim for s in chosen}, d))
+    run_dims = {s.dim for s in chosen}
+    checks = {d: c for d, c in check_levels().items() if dimension(d).in_all or d in run_dims}
+    dims = sorted(checks, key=lambda d: (d not in run_dims, d))
     for c in range(n_checks):
         src = rng.choice(chosen)
         rec = replies[(src.id, 1)]
         wave, sr = load_audio(store.root / rec.audio)
         dim = dims[c % len(dims)]
-        levels = list(CHECK_LEVELS[dim])
+        field, dim_levels = checks[dim]
+        levels = list(dim_levels)
         rng.shuffle(levels)
         turns = []
         for level in levels:
-            field = {"volume": "gain_db", "speed": "rate", "pitch": "pitch_st"}[dim]
             style = Style(**{field: level})
             name = token("a") + ".wav"
             write_wav(out / "audio" / name, apply_style(Audio(wave, sr), style).wave, sr)
             turns.append(ItemTurn(name, rec.text))
-        item = Item(token("i"), *QUESTIONS[dim], tuple(turns))
+        item = Item(token("i"), *question_for(dim, ""), tuple(turns))
         items.append(item)
         answers = check_answers(levels)
         key_items[item.item_id] = {

@@ -130,7 +130,9 @@ def build_report(
         "per_turn": _per_turn(turn_scores, exclude),
         "thresholds": asdict(meta.thresholds),
         "extractors": dict(meta.extractors),
-        "units": {d: dict(dimension(d).words) for d in DIMS},
+        "units": {
+            d: dict(dimension(d).words) for d in DIMS if dimension(d).paper or d in meta.dims
+        },
         "n_samples": meta.n_samples,
         "n_turns_total": meta.n_turns_total,
         "n_turns_ok": meta.n_turns_ok,

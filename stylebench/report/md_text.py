@@ -67,7 +67,7 @@ def _vsp_all(c: Mapping[str, Any]) -> str:
 def _signed(c: Mapping[str, Any]) -> str:
     if c["svd_signed"] is None:
         return "–"
-    if c["dim"] in ("speed", "emotion"):  # the relative and perceptual changes coincide here
+    if dimension(c["dim"]).change_is_relative:  # the relative and perceptual changes coincide
         return f"{c['change_mean']:+.2f} {dimension(c['dim']).unit}"
     return f"{c['svd_signed']:+.1f}% ({c['change_mean']:+.2f} {dimension(c['dim']).unit})"
 

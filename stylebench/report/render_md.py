@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stylebench.metrics.dims.base import in_order
 from stylebench.report.md_text import dim_table, md_escape
 from stylebench.report.sections.captions import captions_markdown
 from stylebench.report.sections.emotion import emotion_markdown
@@ -23,8 +24,13 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"# stylebench: {md_escape(report['model'])} (run {md_escape(report['run_id'])})",
         "",
         *banner_markdown(report),  # the not-eligible banner, if any
-        f"Thresholds: pitch {th['pitch_st']} st, volume {th['volume_db']} dB, "
-        f"speed {th['speed_pct']}%, emotion {th.get('emotion_delta', 0.0)} pt. Extractors: "
+        "Thresholds: "
+        + ", ".join(
+            f"{d.name} {th[d.threshold_field]}{'' if d.unit == '%' else ' '}{d.unit}"
+            for d in in_order()
+            if d.threshold_field in th and (d.paper or d.name in report["dims"])
+        )
+        + ". Extractors: "
         + (
             "; ".join(f"{md_escape(k)}: {md_escape(v)}" for k, v in report["extractors"].items())
             or "none recorded"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stylebench.metrics.dims.base import dimension
 from stylebench.records import (
     PAIRS,
     TURNS,
@@ -134,7 +135,7 @@ def acoustic_agreement(
     value = {(t.sample_id, t.turn): t.value for t in turn_scores}
     rows: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {}
     for s in samples:
-        if s.dim == "emotion":
+        if not dimension(s.dim).acoustic:
             continue
         for a, b in PAIRS:
             v, va, vb = verdicts.get((s.id, b)), value.get((s.id, a)), value.get((s.id, b))
@@ -196,7 +197,7 @@ def groundedness(
             if lvl is not None and v is not None:
                 ch = (
                     perceptual_change(s.dim, v1, v)
-                    if v1 is not None and s.dim != "emotion"
+                    if v1 is not None and dimension(s.dim).acoustic
                     else None
                 )
                 pts.setdefault(s.dim, []).append((lvl, v, ch))

@@ -16,6 +16,7 @@ Definitions (see ``docs/`` and DESIGN.md, "Change between turns, VSP and SVD"):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from stylebench.metrics.dims.base import dimension, jnd
+from stylebench.metrics.dims.base import all_dims, dimension, in_order
 from stylebench.records import DIMS, DIRECTIONS, PAIRS, TURNS
 from stylebench.scoring.bootstrap import bootstrap_ci, check_boot
 
@@ -91,24 +92,43 @@ class TurnScore:
         object.__setattr__(self, "flags", tuple(self.flags))
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    """Just-noticeable change per dim, in perceptual units (semitones, dB, percent, rating/prob)."""
+def _thresholds_post_init(self: Any) -> None:
+    for d in all_dims():
+        v = getattr(self, d.threshold_field)
+        if not (isinstance(v, Real) and math.isfinite(v) and v >= 0):
+            raise ValueError(
+                f"Thresholds.{d.threshold_field} must be a finite number >= 0, got {v!r}"
+            )
 
-    pitch_st: float = field(default_factory=lambda: jnd("pitch"))
-    volume_db: float = field(default_factory=lambda: jnd("volume"))
-    speed_pct: float = field(default_factory=lambda: jnd("speed"))
-    emotion_delta: float = 0.0
 
-    def __post_init__(self) -> None:
-        for name in ("pitch_st", "volume_db", "speed_pct", "emotion_delta"):
-            v = getattr(self, name)
-            if not (isinstance(v, Real) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"Thresholds.{name} must be a finite number >= 0, got {v!r}")
+def _for_dim(self: Any, dim: str) -> float:
+    """Threshold for ``dim`` in that dim's perceptual unit."""
+    return getattr(self, dimension(dim).threshold_field)
 
-    def for_dim(self, dim: str) -> float:
-        """Threshold for ``dim`` in that dim's perceptual unit."""
-        return getattr(self, dimension(dim).threshold_field)
+
+#: Just-noticeable change per dim, in its perceptual unit: one field per registered dimension
+#: (its ``threshold_field``, default its ``default_threshold``), the same names as ScoreConfig's
+Thresholds = dataclasses.make_dataclass(
+    "Thresholds",
+    [
+        (d.threshold_field, float, field(default_factory=lambda d=d: d.default_threshold))
+        for d in in_order()
+    ],
+    namespace={
+        "__post_init__": _thresholds_post_init,
+        "for_dim": _for_dim,
+        "__doc__": "Just-noticeable change per dim, in perceptual units (one field per dim).",
+        "__module__": __name__,
+    },
+    frozen=True,
+)
+
+
+def thresholds_from(score_cfg: Any) -> Any:
+    """The :class:`Thresholds` of a run's ``score`` config section."""
+    return Thresholds(
+        **{d.threshold_field: getattr(score_cfg, d.threshold_field) for d in all_dims()}
+    )
 
 
 @dataclass(frozen=True)

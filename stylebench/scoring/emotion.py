@@ -159,7 +159,7 @@ def emotion_report_block(
         "prosodic": {
             "label": PROSODIC_LABEL,
             "unit": "JND units",
-            "threshold": cfg.score.prosody_delta,
+            "threshold": cfg.score.emotion_delta,
         },
         "probe": None,
     }

@@ -1,0 +1,151 @@
+"""Expressiveness (an extension beyond StyleBench's four): pitch range, the spread of F0 in
+semitones over the voiced frames, 10th to 90th percentile, over the frames both F0 trackers agree
+on (the frames the pitch score uses, :func:`stylebench.metrics.pitch.agreed_frames`, run edges
+trimmed); change ``b - a`` in semitones. Intensify = livelier (a wider range), attenuate = flatter.
+
+A percentile range ignores the few frames at the extremes where a tracker slips; a tempo change
+or a gain change leaves it in place (tests/test_real_speech.py measures that on real speech),
+and a pitch shift moves every frame by the same number of semitones, so the range stays.
+
+The reference model's step scales each voiced frame's F0 deviation from the reply's median (in
+semitones) by a factor, through WORLD analysis and resynthesis (:func:`scale_f0_range`): the
+range scales by the same factor, the median pitch stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, value_or_reason
+from stylebench.metrics.spec import MetricSpec
+
+SPEC = MetricSpec(
+    name="f0_range",
+    version="1",
+    outputs=("f0_range_st",),
+    needs=("audio",),
+    description=(
+        "Pitch range: 90th minus 10th percentile, in semitones, of pyworld F0 over the frames "
+        "Praat confirms within 2 st, run edges trimmed (the f0 metric's agreed frames); at least "
+        "50 such frames."
+    ),
+)
+#: the percentiles whose distance is the range
+PERCENTILES = (10.0, 90.0)
+#: fewer agreed voiced frames than this (5 ms each: 0.25 s) give no range
+MIN_FRAMES = 50
+WORLD_FRAME_MS = 5.0
+#: the flattest the reference model's transform makes a reply (5% of its range)
+MIN_FACTOR = 0.05
+
+
+def f0_range_st(f0: np.ndarray, percentiles: tuple[float, float] = PERCENTILES) -> float:
+    """Distance in semitones between two percentiles of the voiced frames of ``f0`` (Hz; 0 =
+    unvoiced).
+
+    Raises:
+        ValueError: fewer than :data:`MIN_FRAMES` voiced frames.
+    """
+    voiced = np.asarray(f0, dtype=np.float64)
+    voiced = voiced[voiced > 0]
+    if voiced.size < MIN_FRAMES:
+        raise ValueError(f"{voiced.size} voiced frames, need {MIN_FRAMES} for a pitch range")
+    st = 12.0 * np.log2(voiced)
+    lo, hi = np.percentile(st, percentiles)
+    return float(hi - lo)
+
+
+def measured_range(wave: np.ndarray, sr: int, fallback: np.ndarray) -> float:
+    """The pitch range as the features stage measures it (the agreed frames of
+    :mod:`stylebench.metrics.pitch`), or that of ``fallback``'s voiced frames when too few agree."""
+    from stylebench.metrics import pitch
+
+    track, praat = pitch.f0_track(wave, sr), pitch.praat_f0_track(wave, sr)
+    agreed = pitch.agreed_frames(track, praat, edge=pitch.EDGE_FRAMES)
+    try:
+        return f0_range_st(np.where(agreed, track, 0.0))
+    except ValueError:
+        return f0_range_st(fallback)
+
+
+def scale_f0_range(wave: np.ndarray, sr: int, delta_st: float) -> np.ndarray:
+    """Resynthesise ``wave`` with WORLD, its pitch range (as measured, :func:`measured_range`:
+    ``R``) changed by ``delta_st`` semitones: every voiced frame's deviation from the
+    median, in semitones, is scaled by ``(R + delta_st) / R`` (at least :data:`MIN_FACTOR`: a
+    range cannot go below flat). Spectral envelope and aperiodicity are kept; deterministic."""
+    import pyworld
+
+    x = np.ascontiguousarray(wave, dtype=np.float64)
+    f0, t = pyworld.dio(x, sr, frame_period=WORLD_FRAME_MS)
+    f0 = pyworld.stonemask(x, f0, t, sr)
+    sp = pyworld.cheaptrick(x, f0, t, sr)
+    ap = pyworld.d4c(x, f0, t, sr)
+    voiced = f0 > 0
+    if voiced.sum() >= MIN_FRAMES:
+        r = measured_range(wave, sr, f0)
+        factor = max(MIN_FACTOR, (r + delta_st) / r) if r > 0 else 1.0
+        ref = np.median(np.log2(f0[voiced]))
+        f0 = f0.copy()
+        f0[voiced] = 2.0 ** (ref + factor * (np.log2(f0[voiced]) - ref))
+    y = pyworld.synthesize(f0, sp, ap, sr, WORLD_FRAME_MS)
+    y = y[: wave.size]
+    if y.size < wave.size:
+        y = np.pad(y, (0, wave.size - y.size))
+    return np.clip(y, -1.0, 1.0).astype(np.float32)
+
+
+class Expressiveness(Dimension):
+    name: ClassVar[str] = "expressiveness"
+    unit: ClassVar[str] = "st"
+    words: ClassVar[dict[str, str]] = {
+        "score": "pitch range, st (10th-90th percentile of F0)",
+        "change": "semitones of range",
+        "svd": "% of range",
+    }
+    threshold_field: ClassVar[str] = "expressiveness_st"
+    #: measured: on the real-speech corpus tempo x0.8/x1.25 and gain +-6 dB move the range by
+    #: at most 0.45 st (tests/test_expressiveness_real_speech.py), so 1 st is above what a
+    #: style-neutral change does; lenient against the perceptual literature ('t Hart 1981:
+    #: excursions of two pitch movements must differ by about 1.5-2 st to be told apart)
+    default_threshold: ClassVar[float] = 1.0
+    threshold_help: ClassVar[str] = (
+        "expressiveness: pitch-range threshold in semitones (default 1.0: above what tempo and "
+        "gain move it on real speech)"
+    )
+    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
+    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech", "f0_extractors_disagree")
+    paper: ClassVar[bool] = False
+    in_all: ClassVar[bool] = False
+    order: ClassVar[int] = 4
+    #: each step widens or narrows the range by this many semitones (espeak-ng's English range
+    #: is about 3.5-4.5 st: two flattening steps leave it nearly monotone; measured per step
+    #: on the default set: +1.8 to +2.2 st, -1.3 to -1.9 st at 2 st, so 2.5)
+    step: ClassVar[tuple[str, float]] = ("f0_range_st", 2.5)
+    question_text: ClassVar[tuple[str, str]] = (
+        "Which turn sounds livelier (more melody in the voice)?",
+        "Liveliness of the melody: 1 = flat, monotone, 5 = very lively",
+    )
+    caption_en: ClassVar[tuple[str, str, str]] = ("the pitch range", "wider", "narrower")
+    caption_zh: ClassVar[tuple[str, str, str]] = ("音域", "宽", "窄")
+    caption_prompt: ClassVar[str] = "expressiveness (how lively or flat the melody of the voice is)"
+
+    def change(self, a: float, b: float) -> float:
+        return b - a
+
+    def extractor(self, cfg: Any) -> str:
+        return (
+            "pitch range: 10th-90th percentile distance in semitones over the voiced frames both "
+            "F0 trackers agree on (the pitch score's frames); an extension beyond StyleBench"
+        )
+
+    def turn_values(
+        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+    ) -> tuple[TurnValues, tuple[str, ...]]:
+        out: TurnValues = {}
+        for k, f in features.items():
+            v = value_or_reason(f.values, f.flags, "f0_range_st", self.blocking)
+            out[k] = "pitch range is 0 (monotone)" if isinstance(v, float) and v <= 0 else v
+        return out, ()
