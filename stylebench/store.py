@@ -27,13 +27,14 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import UserError
 from stylebench.records import Key, RecordError, error_record, from_json_dict, to_json_dict
 
 log = logging.getLogger(__name__)
 LOCK_NAME = ".lock"
 
 
-class RunFolderBusy(RuntimeError):
+class RunFolderBusy(UserError, RuntimeError):
     """Another process holds the run folder's lock."""
 
 
