@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue, FileClash
 from stylebench.ratings.page import COLUMNS, csv_text, render_page
 from stylebench.records import Sample
 from stylebench.store import RunStore
@@ -66,7 +67,7 @@ def question_for(dim: str, emotion: str) -> tuple[str, str]:
     """The forced-choice question and the 1-5 scale for a sample's target attribute."""
     if dim == "emotion":
         if not emotion:
-            raise ValueError("an emotion sample has no emotion label; rebuild the dialogue set")
+            raise BadValue("an emotion sample has no emotion label; rebuild the dialogue set")
         return (
             f"Which turn sounds more {emotion}?",
             f"How {emotion} does it sound: 1 = not at all, 5 = extremely",
@@ -143,12 +144,12 @@ def export_ratings(
     from stylebench.synth.ffmpeg import apply_style
 
     if raters < 1 or (checks is not None and checks < 0) or (per_cell is not None and per_cell < 1):
-        raise ValueError("--raters and --per-cell must be >= 1 and --checks >= 0")
+        raise BadValue("--raters and --per-cell must be >= 1 and --checks >= 0")
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     out = Path(out)
     if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out} is not empty; choose a new --out folder")
+        raise FileClash(f"{out} is not empty; choose a new --out folder")
     samples, replies = run_replies(store)
     usable, skipped = [], {}
     for s in samples:
@@ -160,7 +161,7 @@ def export_ratings(
         else:
             usable.append(s)
     if not usable:
-        raise ValueError(f"{store.root}: no sample has three ok replies; nothing to rate")
+        raise BadValue(f"{store.root}: no sample has three ok replies; nothing to rate")
     rng = random.Random(f"stylebench-ratings|{seed}")
     chosen = _pick(usable, per_cell, rng)
     n_checks = max(2, math.ceil(len(chosen) / 10)) if checks is None else checks
