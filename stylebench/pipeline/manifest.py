@@ -63,8 +63,8 @@ def read_run_manifest(store: RunStore) -> dict[str, Any]:
     manifest = store.read_manifest()
     path = store.manifest_path
 
-    def bad(what: str) -> ValueError:
-        return ValueError(
+    def bad(what: str) -> BadValue:
+        return BadValue(
             f"{path}: {what}; it was not written by `stylebench run` or was edited (pass another --run-id or --out)"
         )
 
