@@ -2,7 +2,7 @@
 
 Precedence: command-line flags > config file (``--config run.toml`` or ``.json``) > a stored run's
 config > defaults. The resolved config is written, nested by section, into ``manifest.json``.
-Every option is declared once, here, with :func:`option`; :mod:`stylebench.cli.flags` builds the
+Every option is declared once, here, with :func:`option`; :mod:`stylebench.cli.common` builds the
 command-line flags from that metadata. Field names are unique across sections, so a flat mapping
 ``{name: value}`` (CLI values, config files, manifests written before sections existed) places
 each value without ambiguity. Only secrets come from the environment, never through this module.
