@@ -46,6 +46,9 @@ class HelpArgument(click.Argument):
 class SectionedCommand(click.Command):
     """A command whose ``--help`` has one section per config section, after its own options."""
 
+    def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Written by :meth:`format_options` (click < 8.5 has no argument help)."""
+
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [
             (p.make_metavar(ctx), p.help)
@@ -57,7 +60,7 @@ class SectionedCommand(click.Command):
                 formatter.write_dl(rows)
         sections: dict[str, list[tuple[str, str]]] = {COMMAND_SECTION: []}
         for p in self.get_params(ctx):
-            row = p.get_help_record(ctx)
+            row = None if isinstance(p, click.Argument) else p.get_help_record(ctx)
             if row is None:
                 continue
             section = getattr(p, "section", COMMAND_SECTION)
