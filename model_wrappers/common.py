@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from stylebench.errors import BadValue
 from stylebench.records import Turn
 
 #: What a model hears of its own earlier replies on turns 2 and 3 (``describe()["history_kind"]``,
@@ -135,7 +136,7 @@ def build_model(cls: type, args: dict[str, str], name: str) -> Any:
         unknown = sorted(set(args) - set(taken))
         if unknown:
             accepts = ", ".join(taken) or "no arguments"
-            raise ValueError(
+            raise BadValue(
                 f"--model-arg: {name} takes no argument {', '.join(map(repr, unknown))}; it accepts: {accepts}"
             )
     return cls(**args)

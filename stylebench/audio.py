@@ -15,13 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
+from stylebench.errors import BadValue
+
 MIN_SR = 8000
 MAX_SR = 192000
 MIN_DURATION_S = 0.2
 SILENCE_PEAK = 1e-4  # about -80 dBFS
 
 
-class AudioError(ValueError):
+class AudioError(BadValue):
     """An audio file that cannot be scored, with a reason a user can act on."""
 
 

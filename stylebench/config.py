@@ -2,7 +2,7 @@
 
 Precedence: command-line flags > config file (``--config run.toml`` or ``.json``) > a stored run's
 config > defaults. The resolved config is written, nested by section, into ``manifest.json``.
-Every option is declared once, here, with :func:`option`; :mod:`stylebench.cli.flags` builds the
+Every option is declared once, here, with :func:`option`; :mod:`stylebench.cli.common` builds the
 command-line flags from that metadata. Field names are unique across sections, so a flat mapping
 ``{name: value}`` (CLI values, config files, manifests written before sections existed) places
 each value without ambiguity. Only secrets come from the environment, never through this module.
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.caption_config import CaptionConfig
+from stylebench.errors import BadValue, MissingFile
 from stylebench.executors.config import ExecutorConfig
 from stylebench.metrics.dims.base import all_dims, in_order
 from stylebench.options import check_choice as _check_choice
@@ -60,9 +61,7 @@ class MeasureConfig:
         _check_choices(self)
         _check_min(self, ("transcript_max_error",))
         if not 0 < self.f0_floor < self.f0_ceil:
-            raise ValueError(
-                f"need 0 < --f0-floor < --f0-ceil, got {self.f0_floor}, {self.f0_ceil}"
-            )
+            raise BadValue(f"need 0 < --f0-floor < --f0-ceil, got {self.f0_floor}, {self.f0_ceil}")
 
 
 def _score_post_init(self: Any) -> None:
@@ -114,7 +113,7 @@ class JudgeConfig:
     def __post_init__(self) -> None:
         _check_choices(self)
         if not 0.0 <= self.mrd_threshold <= 100.0:
-            raise ValueError(f"--mrd-threshold is a percent in [0, 100], got {self.mrd_threshold}")
+            raise BadValue(f"--mrd-threshold is a percent in [0, 100], got {self.mrd_threshold}")
 
 
 @dataclass(frozen=True)
@@ -203,13 +202,13 @@ class RunConfig:
         _check_choice(self.dim, "dim", (*DIMS, "all"))
         _check_choice(self.lang, "lang", (*LANGS, "all"))
         if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
-            raise ValueError("--limit must be a positive number of samples per cell")
+            raise BadValue("--limit must be a positive number of samples per cell")
         _check_min(self, ("turn_timeout_s", "max_reply_s"), 1e-9)
         _check_min(self, ("max_reply_chars",), 1)
         _check_min(self.decode, ("temperature",))  # 0 is greedy; below it no sampler means anything
         _check_min(self.decode, ("max_new_tokens",), 1)
         if not (isinstance(self.decode.top_p, (int, float)) and 0 < self.decode.top_p <= 1):
-            raise ValueError(f"--top-p must be in (0, 1], got {self.decode.top_p!r}")
+            raise BadValue(f"--top-p must be in (0, 1], got {self.decode.top_p!r}")
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -263,12 +262,12 @@ def from_flat(values: dict[str, Any]) -> RunConfig:
         if key in SECTIONS and isinstance(value, dict):
             for k, v in value.items():
                 if where.get(k) != key:
-                    raise ValueError(
+                    raise BadValue(
                         f"unknown setting {key}.{k}; known: {sorted(n for n, s in where.items() if s == key)}"
                     )
                 parts[key][k] = v
         elif key not in where:
-            raise ValueError(f"unknown setting {key!r}; known settings: {sorted(where)}")
+            raise BadValue(f"unknown setting {key!r}; known settings: {sorted(where)}")
         elif where[key] is None:
             top[key] = value
         else:
@@ -286,7 +285,7 @@ def read_config_file(path: Path | str) -> dict[str, Any]:
     """Read a TOML or JSON config file: flat ``key = value`` or ``[section]`` tables."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"config file {p} does not exist")
+        raise MissingFile(f"config file {p} does not exist")
     if p.suffix == ".toml":
         import tomllib
 
@@ -294,11 +293,11 @@ def read_config_file(path: Path | str) -> dict[str, Any]:
     elif p.suffix == ".json":
         data = json.loads(p.read_text(encoding="utf-8"))
     else:
-        raise ValueError(f"config file {p} must be .toml or .json")
+        raise BadValue(f"config file {p} must be .toml or .json")
     try:
         from_flat(data)  # unknown keys fail here, naming the file
     except ValueError as exc:
-        raise ValueError(f"config file {p}: {exc}") from None
+        raise BadValue(f"config file {p}: {exc}") from None
     return data
 
 
@@ -334,10 +333,10 @@ def parse_model_args(items: list[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items or []:
         if "=" not in item:
-            raise ValueError(f"expected KEY=VALUE, got {item!r}")
+            raise BadValue(f"expected KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         if not k.strip().isidentifier():
-            raise ValueError(
+            raise BadValue(
                 f"--model-arg {item!r}: the name before '=' must be an argument name such as path"
             )
         out[k.strip()] = v.strip()

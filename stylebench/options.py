@@ -11,6 +11,8 @@ import math
 from dataclasses import field
 from typing import Any
 
+from stylebench.errors import BadValue
+
 MEASURE = ("run", "score")
 
 
@@ -32,7 +34,7 @@ def option(default: Any, help: str, *, commands: tuple[str, ...] = MEASURE, **cl
 
 def check_choice(value: Any, name: str, allowed: tuple[Any, ...]) -> None:
     if value not in allowed:
-        raise ValueError(
+        raise BadValue(
             f"--{name.replace('_', '-')} must be one of {', '.join(map(str, allowed))}, got {value!r}"
         )
 
@@ -48,6 +50,6 @@ def check_min(obj: Any, names: tuple[str, ...], low: float = 0.0) -> None:
     for name in names:
         v = getattr(obj, name)
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= low):
-            raise ValueError(
+            raise BadValue(
                 f"--{name.replace('_', '-')} must be a finite number >= {low:g}, got {v!r}"
             )

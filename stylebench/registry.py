@@ -11,8 +11,10 @@ import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from stylebench.errors import MissingExtra, UnknownName
 
-class MissingExtraError(ImportError):
+
+class MissingExtraError(MissingExtra):
     """A heavy optional dependency is not installed; the message is one actionable line."""
 
 
@@ -43,7 +45,7 @@ class LazyRegistry(Mapping[str, str]):
         except KeyError:
             close = difflib.get_close_matches(name, list(self._entries), n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise KeyError(
+            raise UnknownName(
                 f"unknown {self.layer} {name!r}{hint} (known: {', '.join(sorted(self._entries))})"
             ) from None
 

@@ -27,13 +27,14 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue, MissingFile, UserError
 from stylebench.records import Key, RecordError, error_record, from_json_dict, to_json_dict
 
 log = logging.getLogger(__name__)
 LOCK_NAME = ".lock"
 
 
-class RunFolderBusy(RuntimeError):
+class RunFolderBusy(UserError, RuntimeError):
     """Another process holds the run folder's lock."""
 
 
@@ -53,7 +54,7 @@ class RunStore:
 
     def read_manifest(self) -> dict[str, Any]:
         if not self.exists():
-            raise FileNotFoundError(
+            raise MissingFile(
                 f"{self.root} is not a stylebench run folder (no manifest.json); "
                 "start one with `stylebench run`"
             )
@@ -61,15 +62,15 @@ class RunStore:
         try:
             data = json.loads(path.read_bytes().decode("utf-8"))
         except UnicodeDecodeError as exc:
-            raise ValueError(
+            raise BadValue(
                 f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the manifest is damaged"
             ) from None
         except json.JSONDecodeError as exc:
-            raise ValueError(
+            raise BadValue(
                 f"{path}: not valid JSON ({exc}); the manifest was cut off or edited"
             ) from None
         if not isinstance(data, dict):
-            raise ValueError(
+            raise BadValue(
                 f"{path}: a run manifest is a JSON object, this one is a {type(data).__name__}"
             )
         return data
@@ -87,7 +88,7 @@ class RunStore:
                 (p for p in (self.root, *self.root.parents) if p.exists() and not p.is_dir()),
                 self.root,
             )
-            raise ValueError(
+            raise BadValue(
                 f"cannot make the run folder {self.root}: {file} is a file; pass a folder as "
                 "--out (or another --run-id)"
             ) from None

@@ -11,10 +11,11 @@ import subprocess
 
 import numpy as np
 
+from stylebench.errors import UserError
 from stylebench.synth.base import Audio, Style
 
 
-class ToolMissingError(RuntimeError):
+class ToolMissingError(UserError, RuntimeError):
     """A required command-line tool is not installed."""
 
 

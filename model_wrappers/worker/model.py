@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import stylebench.model_wrappers.worker.protocol as wp
+from stylebench.errors import BadValue
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.worker.process import (
     INSTALL_HINT,
@@ -173,7 +174,7 @@ class WorkerModel(SpeechModel):
             if first and msg.type in ("MissingExtraError", "ModuleNotFoundError", "ImportError"):
                 raise MissingExtraError(text.splitlines()[0])
             if first and msg.type in ("ValueError", "TypeError", "KeyError", "FileNotFoundError"):
-                raise ValueError(f"worker could not load {self.init.model}: {text}")
+                raise BadValue(f"worker could not load {self.init.model}: {text}")
             error = WorkerStartError if first else WorkerError
             raise error(
                 f"loading {self.init.model} failed: {msg.type}: {text}{_tb_tail(msg.traceback)}"

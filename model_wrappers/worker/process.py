@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import stylebench.model_wrappers.worker.protocol as wp
+from stylebench.errors import UserError
 from stylebench.registry import MissingExtraError
 
 log = logging.getLogger("stylebench.model_wrappers.worker")
@@ -36,7 +37,7 @@ class WorkerTimeout(WorkerError):
     """The worker did not answer in time and was killed."""
 
 
-class WorkerStartError(WorkerError):
+class WorkerStartError(UserError, WorkerError):
     """The worker could not load the model when the run began (the run cannot go on)."""
 
 

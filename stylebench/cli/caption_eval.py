@@ -2,38 +2,39 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+from typing import Any
+
+import click
+
+from stylebench.cli.common import Args, argument, option
 
 HELP = "evaluate a run's captions: speaker consistency, meta/hallucination/IFA, S-CLAP/FLEUR/CAF"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir")
-    parser.add_argument(
-        "--eval-judge-url", help="OpenAI-compatible URL of the meta/hallucination/IFA judge"
-    )
-    parser.add_argument("--eval-judge-model", help="its served model name")
-    parser.add_argument(
-        "--fleur-url", help="OpenAI-compatible URL of an audio LLM that returns logprobs"
-    )
-    parser.add_argument("--fleur-model", help="its served model name")
-    parser.add_argument("--clap", help="CLAP folder or hub id (transformers ClapModel)")
-    parser.add_argument(
-        "--clap-mode",
-        choices=("max_cosine", "max_embedding"),
-        default="max_cosine",
-        help="max_cosine: the paper's equation; max_embedding: the released code's max-pooled embeddings",
-    )
-    parser.add_argument(
-        "--alpha", type=float, default=0.8, help="S_CAF = alpha*S-CLAP + (1-alpha)*FLEUR"
-    )
-    parser.add_argument(
-        "--no-speakers", action="store_true", help="skip speaker-caption consistency"
-    )
+def params() -> list[Any]:
+    return [
+        argument("run_dir"),
+        option(
+            "--eval-judge-url", help="OpenAI-compatible URL of the meta/hallucination/IFA judge"
+        ),
+        option("--eval-judge-model", help="its served model name"),
+        option("--fleur-url", help="OpenAI-compatible URL of an audio LLM that returns logprobs"),
+        option("--fleur-model", help="its served model name"),
+        option("--clap", help="CLAP folder or hub id (transformers ClapModel)"),
+        option(
+            "--clap-mode",
+            type=click.Choice(("max_cosine", "max_embedding")),
+            default="max_cosine",
+            help="max_cosine: the paper's equation; max_embedding: the released code's max-pooled "
+            "embeddings",
+        ),
+        option("--alpha", type=float, default=0.8, help="S_CAF = alpha*S-CLAP + (1-alpha)*FLEUR"),
+        option("--no-speakers", is_flag=True, help="skip speaker-caption consistency"),
+    ]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     from stylebench.pipeline.caption_eval import EvalOptions, evaluate
 
     opts = EvalOptions(

@@ -2,73 +2,77 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import Any
 
+import click
+
+from stylebench.cli.common import Args, argument, format_option, option
 from stylebench.compare.load import CHECKS
+from stylebench.errors import BadValue
 
 HELP = "compare runs of different models: leaderboard, paired tests, the paper's tables, HTML"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run folders (same dialogue set)")
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="folder for compare.json/.md/.html and the leaderboard (default: compare-<hash> beside the first run)",
-    )
-    parser.add_argument(
-        "--allow-mismatch",
-        action="append",
-        default=[],
-        choices=CHECKS,
-        help="compare runs that differ in these settings anyway (repeatable); the difference is noted",
-    )
-    parser.add_argument(
-        "--cluster",
-        choices=("none", "content", "voice"),
-        default="none",
-        help="bootstrap resampling unit for the VSP difference (default: sample)",
-    )
-    parser.add_argument(
-        "--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="level for the groups the data cannot separate (default 0.05)",
-    )
-    parser.add_argument(
-        "--no-calibration",
-        action="store_true",
-        help="do not add the reference/neutral/shuffled rows",
-    )
-    parser.add_argument(
-        "--calibration-out",
-        default=None,
-        help="where missing calibration rows are run (default: the first run's parent folder)",
-    )
-    parser.add_argument(
-        "--embed-audio",
-        action="store_true",
-        help="put the audio into compare.html (large); default: relative links to the run folders",
-    )
-    parser.add_argument("--format", choices=("md", "json"), default="md", help="printed format")
+def params() -> list[Any]:
+    return [
+        argument("runs", nargs=-1, required=True, help="run folders (same dialogue set)"),
+        option(
+            "--out",
+            default=None,
+            help="folder for compare.json/.md/.html and the leaderboard (default: compare-<hash> "
+            "beside the first run)",
+        ),
+        option(
+            "--allow-mismatch",
+            multiple=True,
+            type=click.Choice(CHECKS),
+            help="compare runs that differ in these settings anyway (repeatable); the difference "
+            "is noted",
+        ),
+        option(
+            "--cluster",
+            type=click.Choice(("none", "content", "voice")),
+            default="none",
+            help="bootstrap resampling unit for the VSP difference (default: sample)",
+        ),
+        option("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)"),
+        option("--seed", type=int, default=0, help="bootstrap seed (default 0)"),
+        option(
+            "--alpha",
+            type=float,
+            default=0.05,
+            help="level for the groups the data cannot separate (default 0.05)",
+        ),
+        option(
+            "--no-calibration", is_flag=True, help="do not add the reference/neutral/shuffled rows"
+        ),
+        option(
+            "--calibration-out",
+            default=None,
+            help="where missing calibration rows are run (default: the first run's parent folder)",
+        ),
+        option(
+            "--embed-audio",
+            is_flag=True,
+            help="put the audio into compare.html (large); default: relative links to the run "
+            "folders",
+        ),
+        format_option(("md", "json"), "printed format"),
+    ]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     import json
 
     from stylebench.compare.command import compare_command
 
     if not 0.0 < args.alpha < 1.0:
-        raise ValueError(f"--alpha must be in (0, 1), got {args.alpha}")
+        raise BadValue(f"--alpha must be in (0, 1), got {args.alpha}")
     result, md, out = compare_command(
-        args.runs,
+        list(args.runs),
         out=args.out,
-        allow=args.allow_mismatch,
+        allow=list(args.allow_mismatch),
         cluster=args.cluster,
         n_boot=args.n_boot,
         seed=args.seed,

@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import Any
+
+from stylebench.cli.common import Args, argument, option
 
 HELP = "write a blinded listening test for human raters"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    """Add the command's arguments."""
-    parser.add_argument("run_dir")
-    parser.add_argument(
-        "--out", required=True, help="new folder for the test (pages, sheets, audio)"
-    )
-    parser.add_argument("--raters", type=int, default=3, help="number of rater pages (default 3)")
-    parser.add_argument("--seed", type=int, default=0, help="fixes ids, check items and orders")
-    parser.add_argument(
-        "--checks", type=int, help="attention-check items (default max(2, items/10, rounded up))"
-    )
-    parser.add_argument(
-        "--per-cell", type=int, help="at most N samples per (dim, direction, lang, emotion)"
-    )
-    parser.add_argument(
-        "--embed-audio", action="store_true", help="embed the audio in each page (one file each)"
-    )
+def params() -> list[Any]:
+    """The command's arguments."""
+    return [
+        argument("run_dir"),
+        option("--out", required=True, help="new folder for the test (pages, sheets, audio)"),
+        option("--raters", type=int, default=3, help="number of rater pages (default 3)"),
+        option("--seed", type=int, default=0, help="fixes ids, check items and orders"),
+        option(
+            "--checks",
+            type=int,
+            help="attention-check items (default max(2, items/10, rounded up))",
+        ),
+        option(
+            "--per-cell", type=int, help="at most N samples per (dim, direction, lang, emotion)"
+        ),
+        option("--embed-audio", is_flag=True, help="embed the audio in each page (one file each)"),
+    ]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     """Export the test and say what to send to raters."""
     from stylebench.ratings.export import export_ratings
 

@@ -2,43 +2,46 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from typing import Any
+
+from stylebench.cli.common import Args, argument, format_option, option
 
 HELP = "read rating CSVs back: QC, human VSP, agreement"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    """Add the command's arguments."""
-    parser.add_argument("run_dir")
-    parser.add_argument(
-        "csv", nargs="+", help="CSV files downloaded from the pages or filled sheets"
-    )
-    parser.add_argument(
-        "--min-attention",
-        type=float,
-        default=0.75,
-        help="drop raters whose attention-check accuracy is below this share (default 0.75)",
-    )
-    parser.add_argument(
-        "--key", help="the test's key.json (default: the copy in RUN/ratings/keys/)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    parser.add_argument(
-        "--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)"
-    )
-    parser.add_argument("--format", choices=["md", "json"], default="md", help="printed summary")
+def params() -> list[Any]:
+    """The command's arguments."""
+    return [
+        argument("run_dir"),
+        argument(
+            "csv",
+            nargs=-1,
+            required=True,
+            help="CSV files downloaded from the pages or filled sheets",
+        ),
+        option(
+            "--min-attention",
+            type=float,
+            default=0.75,
+            help="drop raters whose attention-check accuracy is below this share (default 0.75)",
+        ),
+        option("--key", help="the test's key.json (default: the copy in RUN/ratings/keys/)"),
+        option("--seed", type=int, default=0, help="bootstrap seed"),
+        option("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)"),
+        format_option(("md", "json"), "printed summary"),
+    ]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     """Import, print the human block, and rebuild the run's report with it."""
     from stylebench.ratings.importer import human_report_block, import_ratings
     from stylebench.report.sections.human import human_markdown
 
     summary = import_ratings(
         args.run_dir,
-        args.csv,
+        list(args.csv),
         min_attention=args.min_attention,
         key_path=args.key,
         n_boot=args.n_boot,

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Any
+
+from stylebench.cli.common import Args, option
 
 HELP = "list model wrappers and whether they can run here"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--worker-python", metavar="PYTHON", help="check inside that environment")
+def params() -> list[Any]:
+    return [option("--worker-python", metavar="PYTHON", help="check inside that environment")]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     from stylebench.model_wrappers.registry import MODELS, model_status
 
     if args.worker_python:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Any
 
-from stylebench.cli.common import add_format, print_report
+from stylebench.cli.common import Args, argument, format_option, print_report
 
 HELP = "print a run's report from its stored records"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir")
-    add_format(parser)
+def params() -> list[Any]:
+    return [argument("run_dir"), format_option()]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     from stylebench.pipeline.commands import report_only
 
     print_report(report_only(args.run_dir).report, args.format)

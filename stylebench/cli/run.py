@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import Any
 
-from stylebench.cli.common import add_config_flags, add_format, overrides, print_report
+from stylebench.cli.common import (
+    Args,
+    config_options,
+    format_option,
+    option,
+    overrides,
+    print_report,
+)
 
 HELP = "run a model on a dialogue set and score it (resumable)"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="TOML or JSON file of run settings (CLI flags win)")
-    add_format(parser)
-    add_config_flags(parser, "run")
+def params() -> list[Any]:
+    return [
+        option("--config", help="TOML or JSON file of run settings (CLI flags win)"),
+        format_option(),
+        *config_options("run"),
+    ]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     from stylebench.config import resolve_config
     from stylebench.pipeline.commands import run
 

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Any
 
-from stylebench.cli.common import add_config_flags, add_format, overrides, print_report
+from stylebench.cli.common import (
+    Args,
+    argument,
+    config_options,
+    format_option,
+    overrides,
+    print_report,
+)
 
 HELP = "re-transcribe/measure/judge/score a run without calling the model"
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir")
-    add_format(parser)
-    add_config_flags(parser, "score")
+def params() -> list[Any]:
+    return [argument("run_dir"), format_option(), *config_options("score")]
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: Args) -> int:
     from stylebench.pipeline.commands import rescore
 
     result = rescore(args.run_dir, overrides(args, "score"), progress=not args.no_progress)

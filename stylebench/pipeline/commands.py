@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig, flatten, resolve_config
+from stylebench.errors import BadValue
 from stylebench.executors.base import make_executor
 from stylebench.pipeline import gate
 from stylebench.pipeline.manifest import (
@@ -67,7 +68,7 @@ def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
             cells[(s.dim, s.direction, s.lang, s.emotion)].append(s)
     chosen = [s for cell in cells.values() for s in (cell[: cfg.limit] if cfg.limit else cell)]
     if not chosen:
-        raise ValueError(f"the dialogue set has no samples for dim={cfg.dim} lang={cfg.lang}")
+        raise BadValue(f"the dialogue set has no samples for dim={cfg.dim} lang={cfg.lang}")
     return sorted(chosen, key=lambda s: s.id)
 
 
@@ -108,7 +109,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     samples = select_samples(samples_all, cfg)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
     if store.exists() and read_run_manifest(store)["dialogues"]["checksum"] != checksum:
-        raise ValueError(
+        raise BadValue(
             f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
         )
     with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
@@ -180,7 +181,7 @@ class StoredRun:
         if not records and next(self.store.iter_raw("respond"), None) is not None:
             # records, but none of the identity the manifest names: reporting would call every
             # cell unfinished when the manifest is what is wrong
-            raise ValueError(
+            raise BadValue(
                 f"{self.store.manifest_path}: no reply in respond.jsonl is of the model "
                 "configuration this manifest names"
                 + (
@@ -252,7 +253,7 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     cfg = resolve_config(overrides, base=base)
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:
-        raise ValueError(
+        raise BadValue(
             "the dialogue set changed since this run was made; rebuild or point "
             f"--dialogues at the set with checksum {manifest['dialogues']['checksum'][:12]}"
         )

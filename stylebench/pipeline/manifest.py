@@ -17,6 +17,7 @@ from typing import Any
 
 from stylebench import __version__
 from stylebench.config import RunConfig
+from stylebench.errors import BadValue
 from stylebench.paths import git_revision
 from stylebench.pipeline.keys import Identity
 from stylebench.records import DecodeConfig, Sample
@@ -62,8 +63,8 @@ def read_run_manifest(store: RunStore) -> dict[str, Any]:
     manifest = store.read_manifest()
     path = store.manifest_path
 
-    def bad(what: str) -> ValueError:
-        return ValueError(
+    def bad(what: str) -> BadValue:
+        return BadValue(
             f"{path}: {what}; it was not written by `stylebench run` or was edited (pass another --run-id or --out)"
         )
 
@@ -116,7 +117,7 @@ def check_identity(store: RunStore, want: Identity) -> None:
         for k in sorted(set(a) | set(b))
         if a.get(k) != b.get(k)
     ]
-    raise ValueError(
+    raise BadValue(
         f"{store.root} holds a run of another model configuration ({'; '.join(diff)}); "
         "its records would be mixed with this one's: pass another --run-id or --out"
     )

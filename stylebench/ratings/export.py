@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue, FileClash
 from stylebench.metrics.dims.base import all_dims, dimension
 from stylebench.ratings.page import COLUMNS, csv_text, render_page
 from stylebench.records import Sample
@@ -136,12 +137,12 @@ def export_ratings(
     from stylebench.synth.ffmpeg import apply_style
 
     if raters < 1 or (checks is not None and checks < 0) or (per_cell is not None and per_cell < 1):
-        raise ValueError("--raters and --per-cell must be >= 1 and --checks >= 0")
+        raise BadValue("--raters and --per-cell must be >= 1 and --checks >= 0")
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     out = Path(out)
     if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out} is not empty; choose a new --out folder")
+        raise FileClash(f"{out} is not empty; choose a new --out folder")
     samples, replies = run_replies(store)
     usable, skipped = [], {}
     for s in samples:
@@ -153,7 +154,7 @@ def export_ratings(
         else:
             usable.append(s)
     if not usable:
-        raise ValueError(f"{store.root}: no sample has three ok replies; nothing to rate")
+        raise BadValue(f"{store.root}: no sample has three ok replies; nothing to rate")
     rng = random.Random(f"stylebench-ratings|{seed}")
     chosen = _pick(usable, per_cell, rng)
     n_checks = max(2, math.ceil(len(chosen) / 10)) if checks is None else checks

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue, MissingFile
 from stylebench.ratings.page import ANSWER_COLUMNS, safe_cell
 from stylebench.ratings.stats import (
     category_counts,
@@ -53,9 +54,7 @@ def _parse(field: str, value: str, where: str) -> str | None:
         return None
     allowed = {"choice_1_2": ("1", "2"), "choice_2_3": ("2", "3")}.get(field, tuple("12345"))
     if v not in allowed:
-        raise ValueError(
-            f"{where}: {field} must be one of {', '.join(allowed)} or blank, got {v!r}"
-        )
+        raise BadValue(f"{where}: {field} must be one of {', '.join(allowed)} or blank, got {v!r}")
     return v
 
 
@@ -67,7 +66,7 @@ def read_ratings(paths: Sequence[Path | str]) -> tuple[str, Answers, list[dict[s
         FileNotFoundError: a CSV that does not exist.
     """
     if not paths:
-        raise ValueError("give at least one rating CSV")
+        raise BadValue("give at least one rating CSV")
     answers: Answers = {}
     tests: set[str] = set()
     files = []
@@ -76,29 +75,29 @@ def read_ratings(paths: Sequence[Path | str]) -> tuple[str, Answers, list[dict[s
         try:
             rows = list(csv.DictReader(raw.decode("utf-8-sig").splitlines()))
         except UnicodeDecodeError as exc:
-            raise ValueError(
+            raise BadValue(
                 f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the sheet as UTF-8 CSV"
             ) from None
         except csv.Error as exc:
-            raise ValueError(f"{path}: not a CSV file ({exc})") from None
+            raise BadValue(f"{path}: not a CSV file ({exc})") from None
         missing = [c for c in _REQUIRED if rows and c not in rows[0]] or (
             [] if rows else ["(no rows)"]
         )
         if missing:
-            raise ValueError(f"{path}: not a rating sheet, missing columns {missing}")
+            raise BadValue(f"{path}: not a rating sheet, missing columns {missing}")
         for line, row in enumerate(rows, start=2):
             where = f"{path.name}:{line}"
             tests.add(row["test_id"].strip())
             key = ((row["rater_id"] or "").strip(), (row["item_id"] or "").strip())
             if not all(key):
-                raise ValueError(f"{where}: rater_id and item_id must not be blank")
+                raise BadValue(f"{where}: rater_id and item_id must not be blank")
             got = answers.setdefault(key, {})
             for f in ANSWER_COLUMNS:
                 v = _parse(f, row[f] or "", where)
                 if v is None:
                     continue
                 if got.get(f, v) != v:
-                    raise ValueError(
+                    raise BadValue(
                         f"{where}: rater {key[0]} answered {f} of item {key[1]} differently in "
                         "another file; pass only one file per rater"
                     )
@@ -107,7 +106,7 @@ def read_ratings(paths: Sequence[Path | str]) -> tuple[str, Answers, list[dict[s
             {"name": path.name, "sha256": hashlib.sha256(raw).hexdigest(), "rows": len(rows)}
         )
     if len(tests) != 1:
-        raise ValueError(f"the CSVs belong to {len(tests)} tests {sorted(tests)}; import one test")
+        raise BadValue(f"the CSVs belong to {len(tests)} tests {sorted(tests)}; import one test")
     return tests.pop(), answers, files
 
 
@@ -115,15 +114,13 @@ def load_key(store: RunStore, test_id: str, key_path: Path | str | None = None) 
     """The private key of ``test_id``, from ``key_path`` or the run's ``ratings/keys`` folder."""
     path = Path(key_path) if key_path else store.root / "ratings" / "keys" / f"{test_id}.json"
     if not path.is_file():
-        raise FileNotFoundError(
-            f"no key for test {test_id} at {path}; pass --key <export dir>/key.json"
-        )
+        raise MissingFile(f"no key for test {test_id} at {path}; pass --key <export dir>/key.json")
     key = json.loads(path.read_text(encoding="utf-8"))
     if key.get("test_id") != test_id:
-        raise ValueError(f"{path} is the key of test {key.get('test_id')}, not {test_id}")
+        raise BadValue(f"{path} is the key of test {key.get('test_id')}, not {test_id}")
     run_id = store.read_manifest().get("run_id")
     if key.get("run_id") != run_id:
-        raise ValueError(f"test {test_id} was exported from run {key.get('run_id')}, not {run_id}")
+        raise BadValue(f"test {test_id} was exported from run {key.get('run_id')}, not {run_id}")
     return key
 
 
@@ -289,21 +286,21 @@ def import_ratings(
         ValueError: ``min_attention`` outside [0, 1], or bad CSVs (see :func:`read_ratings`).
     """
     if not 0.0 <= min_attention <= 1.0:
-        raise ValueError(f"--min-attention is a share in [0, 1], e.g. 0.75; got {min_attention}")
+        raise BadValue(f"--min-attention is a share in [0, 1], e.g. 0.75; got {min_attention}")
     store = RunStore(run_dir)
     store.read_manifest()  # not a run folder: say so before reading the CSVs
     test_id, answers, files = read_ratings(csvs)
     key = load_key(store, test_id, key_path)
     unknown = sorted({i for _, i in answers} - set(key["items"]))
     if unknown:
-        raise ValueError(f"items {unknown[:5]} are not in test {test_id}; wrong CSV or key?")
+        raise BadValue(f"items {unknown[:5]} are not in test {test_id}; wrong CSV or key?")
     # only the pages the test exported may rate: a typo or a forged row is not a new rater
     # (keys written by hand may leave the list out)
     strangers = (
         sorted({r for r, _ in answers} - set(key.get("raters") or ())) if "raters" in key else []
     )
     if strangers:
-        raise ValueError(
+        raise BadValue(
             f"rater ids {strangers[:5]} are not raters of test {test_id} (its raters: {', '.join(map(str, key['raters']))}); wrong CSV or key?"
         )
     raters = rater_qc(key, answers, min_attention)
@@ -351,7 +348,7 @@ def human_report_block(run_dir: Path | str) -> dict[str, Any] | None:
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(
+        raise BadValue(
             f"{path} is not valid JSON ({exc}); re-run `stylebench import-ratings`"
         ) from None
     return {k: v for k, v in summary.items() if k != "majority"}
