@@ -78,8 +78,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 }
 #: (importer, imported) -> why it is allowed for now. Each must still occur: delete the entry
 #: with the import.
-LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {
-}
+LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
 REGISTRY_ENTRY = re.compile(r"(stylebench(?:\.\w+)*):\w+")
 
 

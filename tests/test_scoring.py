@@ -84,8 +84,13 @@ def test_threshold_boundary_and_sign():
     assert not is_valid("speed", "attenuate", 200.0, 191.0, th)
     assert is_valid("pitch", "attenuate", 200.0, 180.0, th)
     assert not is_valid("pitch", "attenuate", 200.0, 230.0, th)
-    # Emotion: threshold 0, but no change is never valid.
-    assert is_valid("emotion", "intensify", 0.2, 0.25, th)
+    # Emotion: one just-noticeable step of the prosodic index (default 1.0); with threshold 0
+    # any change in the asked direction counts, but no change never does.
+    assert is_valid("emotion", "intensify", 0.2, 1.2, th)
+    assert not is_valid("emotion", "intensify", 0.2, 1.19, th)
+    zero = Thresholds(emotion_delta=0.0)
+    assert is_valid("emotion", "intensify", 0.2, 0.25, zero)
+    assert not is_valid("emotion", "intensify", 0.5, 0.5, zero)
     assert not is_valid("emotion", "intensify", 0.5, 0.5, th)
     assert not is_valid("emotion", "attenuate", 2.0, 3.0, th)
     assert Thresholds(pitch_st=2.0).for_dim("pitch") == 2.0

@@ -47,6 +47,10 @@ from stylebench.model_wrappers.worker.process import (
 from stylebench.records import DecodeConfig, Turn
 from stylebench.registry import MissingExtraError
 
+#: the stylebench.errors user errors a model class may raise while it loads (by name, as the
+#: worker reports them)
+USER_ERROR_TYPES = ("BadValue", "UnknownName", "MissingFile", "FileClash")
+
 
 def _absolute(turn: Turn) -> Turn:
     return replace(turn, audio=os.path.abspath(turn.audio)) if turn.audio else turn
@@ -173,7 +177,8 @@ class WorkerModel(SpeechModel):
             text = f"{msg.message} [in worker {self.python}]"
             if first and msg.type in ("MissingExtraError", "ModuleNotFoundError", "ImportError"):
                 raise MissingExtraError(text.splitlines()[0])
-            if first and msg.type in ("ValueError", "TypeError", "KeyError", "FileNotFoundError"):
+            user = ("ValueError", "TypeError", "KeyError", "FileNotFoundError", *USER_ERROR_TYPES)
+            if first and msg.type in user:
                 raise BadValue(f"worker could not load {self.init.model}: {text}")
             error = WorkerStartError if first else WorkerError
             raise error(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig
+from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import all_dims
 from stylebench.pipeline.scored import ScoredRun
 
@@ -202,12 +203,12 @@ def check_compatible(runs: Sequence[RunData], allow: Collection[str] = ()) -> di
     """
     unknown = sorted(set(allow) - set(CHECKS))
     if unknown:
-        raise ValueError(f"--allow-mismatch takes {', '.join(CHECKS)}; got {unknown}")
+        raise BadValue(f"--allow-mismatch takes {', '.join(CHECKS)}; got {unknown}")
     diff = differences(runs)
     refused = {k: v for k, v in diff.items() if k not in allow}
     if refused:
         what = "; ".join(x for v in refused.values() for x in v)
-        raise ValueError(
+        raise BadValue(
             f"these runs are not comparable: they differ in {what}. Re-score them with the same "
             "settings (`stylebench score RUN --...`), or pass "
             + " ".join(f"--allow-mismatch {k}" for k in refused)
