@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,14 +17,17 @@ class Style:
         rate: speaking-rate factor (1.0 = the voice's default; 1.25 = 25% faster).
         gain_db: level change in dB relative to the synthesiser's reference level.
         pitch_st: pitch shift in semitones (tempo preserved).
-        f0_range_st: pitch-range change in semitones (the expressiveness dimension's transform,
-            :func:`stylebench.metrics.dims.expressiveness.scale_f0_range`).
+        extra: knobs no synthesiser implements, as ``(name, amount)`` pairs: a dimension's
+            own reference step (e.g. ``("f0_range_pct", -40.0)``), applied after synthesis by
+            the dimension that owns the knob
+            (:meth:`stylebench.metrics.dims.base.Dimension.transform`), so a new dimension
+            needs no new field here.
     """
 
     rate: float = 1.0
     gain_db: float = 0.0
     pitch_st: float = 0.0
-    f0_range_st: float = 0.0
+    extra: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not 0.25 <= self.rate <= 4.0:
@@ -32,8 +36,21 @@ class Style:
             raise ValueError(f"pitch shift {self.pitch_st} semitones is outside [-24, 24]")
         if not -60.0 <= self.gain_db <= 30.0:
             raise ValueError(f"gain {self.gain_db} dB is outside [-60, 30]")
-        if not -24.0 <= self.f0_range_st <= 24.0:
-            raise ValueError(f"pitch-range change {self.f0_range_st} st is outside [-24, 24]")
+        # as a tuple of pairs, so the style stays hashable; a record's ``{"name": amount}`` and a
+        # JSON round trip's lists are taken too; a knob at 0 is no knob (turn 1 of the
+        # reference model is the synthesiser's own rendering)
+        pairs = self.extra.items() if isinstance(self.extra, Mapping) else self.extra
+        extra = tuple((str(k), float(v)) for k, v in pairs if float(v) != 0.0)
+        object.__setattr__(self, "extra", extra)
+
+    def shown(self) -> dict[str, object]:
+        """The style as a record shows it: the three knobs, and ``extra`` as a mapping when
+        there is one (``Style(**style.shown())`` gives the style back)."""
+        out: dict[str, object] = {"rate": self.rate, "gain_db": self.gain_db}
+        out["pitch_st"] = self.pitch_st
+        if self.extra:
+            out["extra"] = dict(self.extra)
+        return out
 
     @property
     def is_neutral(self) -> bool:
@@ -41,7 +58,7 @@ class Style:
             self.rate == 1.0
             and self.gain_db == 0.0
             and self.pitch_st == 0.0
-            and self.f0_range_st == 0.0
+            and not any(v for _, v in self.extra)
         )
 
 

@@ -118,3 +118,29 @@ def test_features_captions_read_back_by_the_lexicon():
         "about the same; the pace is much faster."
     )
     assert cap.describe()["circular"] is True
+
+
+def test_an_extension_dimension_brings_its_own_caption_words():
+    """Expressiveness is not in the lexicon's tables: its words come from its Dimension, and
+    "expressiveness" no longer reads as emotion."""
+    assert caption_level("The pitch range is wider.", "expressiveness") == 2.0
+    assert caption_level("much livelier melody", "expressiveness") == 3.0
+    assert caption_level("语调单调", "expressiveness") == -2.0
+    assert caption_level("音域更宽", "expressiveness") == 2.0
+    assert caption_level("more expressiveness in the voice", "emotion") is None
+    assert caption_level("The speaker sounds calm and flat.", "expressiveness") is None
+
+
+def test_a_word_of_two_dimensions_is_refused(monkeypatch):
+    from stylebench.metrics.captions import lexicon
+    from stylebench.metrics.dims.base import dimension
+
+    expressiveness = type(dimension("expressiveness"))
+    monkeypatch.setattr(expressiveness, "caption_lexicon", {"en_terms": {"louder": 1}})
+    lexicon._tables.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="louder"):
+            caption_level("louder", "volume")
+    finally:
+        monkeypatch.undo()
+        lexicon._tables.cache_clear()

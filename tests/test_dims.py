@@ -9,6 +9,7 @@ from stylebench.metrics.dims.base import DIMENSIONS, ScoreContext, dimension
 from stylebench.metrics.dims.speed import speed_key
 from stylebench.records import DIMS, FeatureRecord
 from stylebench.scoring.cells import Thresholds, perceptual_change
+from stylebench.synth.base import Style
 
 
 def feat(flags=(), **values) -> FeatureRecord:
@@ -272,9 +273,60 @@ def test_pitch_range_of_a_synthetic_glide_and_its_transform():
     wave, sr = _glide()
     base = measured(wave, sr)
     assert base == pytest.approx(4.8, abs=0.3)
-    assert step_style("expressiveness", "intensify", 1).f0_range_st == 2.5
-    assert step_style("expressiveness", "attenuate", 2).f0_range_st == -5.0
-    wider = measured(scale_f0_range(wave, sr, 2.0), sr)
-    narrower = measured(scale_f0_range(wave, sr, -2.0), sr)
-    assert wider - base == pytest.approx(2.0, abs=0.5)
-    assert narrower - base == pytest.approx(-2.0, abs=0.5)
+    up, down = (
+        step_style("expressiveness", "intensify", 1),
+        step_style("expressiveness", "attenuate", 2),
+    )
+    assert (up.extra, down.extra) == ((("f0_range_pct", 40.0),), (("f0_range_pct", -80.0),))
+    two_up = step_style("expressiveness", "intensify", 2).extra[0][1]
+    assert two_up == pytest.approx(96.0)  # widening compounds: 1.4**2
+    assert not up.is_neutral and Style(**down.shown()) == down  # a record's form gives it back
+    # the range scales by 1 + pct/100 (a 4.8 st glide: 6.72 st wider, 0.96 st narrower)
+    wider = measured(dimension("expressiveness").transform(wave, sr, 40.0), sr)
+    narrower = measured(scale_f0_range(wave, sr, -80.0), sr)
+    assert wider / base == pytest.approx(1.4, abs=0.1)
+    assert narrower / base == pytest.approx(0.2, abs=0.1)
+
+
+def test_synth_knobs_are_the_style_fields_every_synthesiser_implements():
+    from dataclasses import fields
+
+    from stylebench.metrics.dims.base import SYNTH_KNOBS, Dimension, all_dims, owner_of_knob
+
+    assert SYNTH_KNOBS == tuple(f.name for f in fields(Style) if f.name != "extra")
+    for d in all_dims():  # a step on any other knob is the dimension's own transform
+        if d.step is not None and d.step[0] not in SYNTH_KNOBS:
+            assert owner_of_knob(d.step[0]) is d
+            assert type(d).transform is not Dimension.transform
+    with pytest.raises(ValueError, match="no dimension"):
+        owner_of_knob("vibrato_hz")
+
+
+def test_a_zero_step_is_no_knob_so_turn_one_is_the_synthesisers_own_rendering():
+    from stylebench.model_wrappers.embedded.tts import step_style
+
+    neutral = step_style("expressiveness", "intensify", 0)
+    assert neutral.extra == () and neutral.is_neutral and "extra" not in neutral.shown()
+    assert Style(extra={"f0_range_pct": -40.0}) == Style(extra=[["f0_range_pct", -40]])
+
+
+def test_an_extension_dimension_is_named_only_in_its_module_and_the_records_literal():
+    """What docs/architecture.md promises for adding a dimension: every other module loops over
+    the registry. Any code naming an extension dimension outside ``metrics/dims/`` (and the
+    base layer's ``records.DIMS`` literal) is a per-dimension fact owned in the wrong place."""
+    from pathlib import Path
+
+    from stylebench.metrics.dims.base import all_dims
+
+    root = Path(__file__).resolve().parents[1]
+    allowed = {root / "stylebench" / "records.py"}
+    names = [d.name for d in all_dims() if not d.paper]
+    assert names, "no extension dimension to check"
+    found = []
+    for pkg in ("stylebench", "metrics", "model_wrappers", "synth", "dialogues"):
+        for path in (root / pkg).rglob("*.py"):
+            if path in allowed or (root / "metrics" / "dims") in path.parents:
+                continue
+            text = path.read_text(encoding="utf-8")
+            found += [f"{path.relative_to(root)}: {n}" for n in names if n in text]
+    assert not found, found

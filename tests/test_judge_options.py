@@ -113,10 +113,11 @@ def test_shuffled_model_swaps_content_and_keeps_the_steps(tmp_path, monkeypatch)
         assert (
             ref.raw["style"]
             == shf.raw["style"]
-            == {  # a reply's raw style leaves out an unused pitch-range change
+            == step_style("emotion", "intensify", k, emotion="sad").shown()
+            == {  # a reply's raw style shows the three synthesiser knobs
                 n: v
                 for n, v in vars(step_style("emotion", "intensify", k, emotion="sad")).items()
-                if n != "f0_range_st" or v
+                if n != "extra"
             }
         )
         assert (shf.text == content) is (k == 0) and shf.raw["shuffled"] is (k > 0)

@@ -19,22 +19,25 @@ How a level is read, clause by clause (clauses split at punctuation and at and/b
 - the caption's level is the mean of its terms; terms of both signs make it ``None`` (conflict).
 
 This is a reading of plain descriptions, not of every phrasing: the LLM judge (``openai``) is the
-alternative for free-form captions. Ordinal words per dimension are the tables below.
+alternative for free-form captions. Ordinal words per dimension are the tables below for the
+paper's four; any other dimension brings its own (:attr:`Dimension.caption_lexicon`, read from
+the registry when a caption is first judged), and a word may belong to one dimension only.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from stylebench.metrics.captions.base import CaptionVerdict, CompareRequest
 
-VERSION = "1"
+VERSION = "2"  # 2: a dimension's own words (Dimension.caption_lexicon) join the tables
 EN_NOUNS = {
     "pitch": {"pitch", "pitched", "intonation", "register"},
     "volume": {"volume", "loudness", "level", "projection"},
     "speed": {"pace", "rate", "tempo", "speed", "pacing"},
-    "emotion": {"emotion", "emotional", "feeling", "affect", "expressiveness", "intensity"},
+    "emotion": {"emotion", "emotional", "feeling", "affect", "intensity"},
 }
 EN_TERMS = {  # word -> (dim, sign)
     **{w: ("pitch", 1) for w in ("high-pitched", "higher-pitched", "shrill", "squeaky")},
@@ -182,26 +185,57 @@ ZH_DEGREE = {
 }
 ZH_AFTER = {"得多": 3, "很多": 3, "多了": 3, "一些": 1, "一点": 1, "了一点": 1, "极了": 4}
 ZH_NEG = ("并不", "没有", "不太", "不", "没", "未")
-_ZH_WORDS = sorted({*ZH_TERMS, *ZH_GENERIC, *ZH_SAME}, key=len, reverse=True)
-_ZH_RE = re.compile("|".join(map(re.escape, _ZH_WORDS)))
+
+
+@functools.cache
+def _tables() -> tuple[dict, dict, dict, dict, re.Pattern[str]]:
+    """The noun and term tables with every registered dimension's own words added
+    (``(en_nouns, en_terms, zh_nouns, zh_terms, zh_regex)``).
+
+    Raises:
+        ValueError: a dimension's word is already another dimension's.
+    """
+    from stylebench.metrics.dims.base import all_dims
+
+    en_nouns, en_terms = {d: set(ns) for d, ns in EN_NOUNS.items()}, dict(EN_TERMS)
+    zh_nouns, zh_terms = {d: tuple(ns) for d, ns in ZH_NOUNS.items()}, dict(ZH_TERMS)
+    for dim in all_dims():
+        own = dim.caption_lexicon
+        if not own:
+            continue
+        taken = {w for ns in en_nouns.values() for w in ns} | set(en_terms)
+        taken |= {w for ns in zh_nouns.values() for w in ns} | set(zh_terms)
+        words = [*own.get("en_nouns", ()), *own.get("zh_nouns", ())]
+        words += [*own.get("en_terms", {}), *own.get("zh_terms", {})]
+        if clash := sorted(taken & set(words)):
+            raise ValueError(f"caption words of {dim.name} already belong to another: {clash}")
+        en_nouns[dim.name] = set(own.get("en_nouns", ()))
+        zh_nouns[dim.name] = tuple(own.get("zh_nouns", ()))
+        en_terms.update({w: (dim.name, sign) for w, sign in own.get("en_terms", {}).items()})
+        zh_terms.update({w: (dim.name, sign) for w, sign in own.get("zh_terms", {}).items()})
+    zh_words = sorted({*zh_terms, *ZH_GENERIC, *ZH_SAME}, key=len, reverse=True)
+    return en_nouns, en_terms, zh_nouns, zh_terms, re.compile("|".join(map(re.escape, zh_words)))
+
+
 _CLAUSE = re.compile(r"[.;:!?,\n，。；：！？、]|\b(?:and|but|while|whereas|though)\b|和|但|而且|而")
 _WORD = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
 
 
 def _en_terms(clause: str, dim: str) -> list[float]:
+    en_nouns, en_terms, *_ = _tables()
     words = _WORD.findall(clause.lower())
-    nouns = {d for d, ns in EN_NOUNS.items() if ns & set(words)}
+    nouns = {d for d, ns in en_nouns.items() if ns & set(words)}
     out = []
     for i, w in enumerate(words):
         before = words[max(0, i - 3) : i]
-        if w in EN_TERMS:
-            d, sign = EN_TERMS[w]
+        if w in en_terms:
+            d, sign = en_terms[w]
         elif w in EN_GENERIC and nouns == {dim}:
             d, sign = dim, EN_GENERIC[w]
             if (
                 w in ("more", "less")
                 and i + 1 < len(words)
-                and (words[i + 1] in EN_TERMS or words[i + 1] in EN_GENERIC)
+                and (words[i + 1] in en_terms or words[i + 1] in EN_GENERIC)
             ):
                 continue  # a degree word of the next term, not a term of its own
         elif w in EN_SAME and nouns == {dim}:
@@ -223,18 +257,19 @@ def _en_terms(clause: str, dim: str) -> list[float]:
 
 
 def _zh_terms(clause: str, dim: str) -> list[float]:
-    nouns = {d for d, ns in ZH_NOUNS.items() if any(n in clause for n in ns)}
-    for n in (n for ns in ZH_NOUNS.values() for n in ns):  # 音高 names pitch, its 高 is no term
+    _, _, zh_nouns, zh_terms, zh_re = _tables()
+    nouns = {d for d, ns in zh_nouns.items() if any(n in clause for n in ns)}
+    for n in (n for ns in zh_nouns.values() for n in ns):  # 音高 names pitch, its 高 is no term
         clause = clause.replace(n, "\0" * len(n))
     out = []
-    for m in _ZH_RE.finditer(clause):
+    for m in zh_re.finditer(clause):
         w = m.group()
         if w in ZH_SAME:
             if nouns == {dim}:
                 out.append(0.0)
             continue
-        if w in ZH_TERMS:
-            d, sign = ZH_TERMS[w]
+        if w in zh_terms:
+            d, sign = zh_terms[w]
         elif nouns == {dim}:
             d, sign = dim, ZH_GENERIC[w]
         else:

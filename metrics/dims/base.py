@@ -18,10 +18,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from stylebench.metrics.dims.names import DIMENSIONS  # the registry: names only
 
 #: turn -> the reply's score on the dim's linear scale, or why it has none
 TurnValues = dict[int, "float | str"]
+#: the :class:`stylebench.synth.base.Style` knobs every synthesiser implements (a reference step
+#: on any other knob travels in ``Style.extra`` and is applied by :meth:`Dimension.transform`;
+#: tests/test_dims.py checks the two lists agree)
+SYNTH_KNOBS = ("rate", "gain_db", "pitch_st")
+
+
+@dataclass(frozen=True)
+class ReplyFrames:
+    """What the features stage hands :meth:`Dimension.reply_values` for one reply.
+
+    Attributes:
+        agreed_f0: pyworld F0 (Hz, 5 ms frames) on the frames Praat confirms within 2 st, run
+            edges trimmed, 0 elsewhere: the pitch score's frames
+            (:func:`stylebench.metrics.pitch.agreed_frames`).
+        frame_ms: the frame period of ``agreed_f0``.
+    """
+
+    agreed_f0: np.ndarray
+    frame_ms: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -79,6 +100,11 @@ class Dimension(ABC):
     caption_en: ClassVar[tuple[str, str, str] | None] = None
     caption_zh: ClassVar[tuple[str, str, str] | None] = None
     caption_prompt: ClassVar[str]
+    #: the offline caption judge's words for a dimension outside its own tables
+    #: (:mod:`stylebench.metrics.captions.lexicon`): ``en_nouns``/``zh_nouns`` (words naming the
+    #: dimension) and ``en_terms``/``zh_terms`` (word -> +1 more, -1 less); a word may belong to
+    #: one dimension only
+    caption_lexicon: ClassVar[Mapping[str, Any] | None] = None
     #: where it comes in prose and settings (captions, the thresholds line and fields, the
     #: extractors): lower first; the registry's own order is the order of report cells
     order: ClassVar[int] = 9
@@ -104,7 +130,21 @@ class Dimension(ABC):
             factor = size if direction == "intensify" else 1.0 / size
             return {"rate": factor**steps}
         sign = 1.0 if direction == "intensify" else -1.0
-        return {field_name: sign * size * steps}
+        if field_name in SYNTH_KNOBS:
+            return {field_name: sign * size * steps}
+        return {"extra": ((field_name, sign * size * steps),)}
+
+    def transform(self, wave: np.ndarray, sr: int, amount: float) -> np.ndarray:
+        """Apply this dimension's own reference-step knob (``step[0]``, one no synthesiser
+        implements) to a synthesised reply: ``amount`` is the signed step total. A dimension
+        whose step is a synthesiser knob (:data:`SYNTH_KNOBS`) has none."""
+        raise NotImplementedError(f"{self.name}: its step is a synthesiser knob")
+
+    def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
+        """Feature values this dimension measures itself on a reply (its module's ``SPEC``
+        declares them) and flags (``no_<value>: why``); the features stage calls it once per
+        reply. Most dimensions read values other metrics measure, and add none."""
+        return {}, []
 
     def question(self, emotion: str = "") -> tuple[str, str]:
         """The listening test's forced-choice question and 1-5 scale for a sample."""
@@ -174,3 +214,15 @@ def dimension(name: str) -> Dimension:
         module, cls = DIMENSIONS[name].split(":")
         _LOADED[name] = getattr(importlib.import_module(module), cls)()
     return _LOADED[name]
+
+
+def owner_of_knob(knob: str) -> Dimension:
+    """The dimension whose reference step is the ``Style.extra`` knob ``knob``.
+
+    Raises:
+        ValueError: no dimension steps that knob.
+    """
+    for dim in all_dims():
+        if dim.step is not None and dim.step[0] == knob:
+            return dim
+    raise ValueError(f"no dimension has a reference step on the style knob {knob!r}")

@@ -7,9 +7,15 @@ A percentile range ignores the few frames at the extremes where a tracker slips;
 or a gain change leaves it in place (tests/test_real_speech.py measures that on real speech),
 and a pitch shift moves every frame by the same number of semitones, so the range stays.
 
-The reference model's step scales each voiced frame's F0 deviation from the reply's median (in
-semitones) by a factor, through WORLD analysis and resynthesis (:func:`scale_f0_range`): the
-range scales by the same factor, the median pitch stays.
+The reference model's step scales the range: each voiced frame's F0 deviation from the reply's
+median (in semitones) is multiplied by a factor, through WORLD analysis and resynthesis
+(:func:`scale_f0_range`), so the range scales by it and the median pitch stays. Per turn the
+factor is ``(1 + s)**k`` to widen and ``1 - s*k`` to narrow (``k`` steps, ``s`` = 40%: 1.4 and
+1.96; 0.6 and 0.2). Widening compounds because the measured range of a widened voice grows
+less than the factor (espeak-ng: x1.8 measured x1.7 or less); narrowing is linear so both
+narrowed turns lose the same semitones and the flattest keeps a fifth of the melody: still
+speech, never a held tone (a subtractive step in semitones flattened a narrow English voice past
+the steady-pitch rule on turn 3).
 """
 
 from __future__ import annotations
@@ -19,7 +25,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, value_or_reason
+from stylebench.metrics.dims.base import (
+    Dimension,
+    ReplyFrames,
+    ScoreContext,
+    TurnValues,
+    value_or_reason,
+)
 from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
@@ -58,26 +70,15 @@ def f0_range_st(f0: np.ndarray, percentiles: tuple[float, float] = PERCENTILES) 
     return float(hi - lo)
 
 
-def measured_range(wave: np.ndarray, sr: int, fallback: np.ndarray) -> float:
-    """The pitch range as the features stage measures it (the agreed frames of
-    :mod:`stylebench.metrics.pitch`), or that of ``fallback``'s voiced frames when too few agree."""
-    from stylebench.metrics import pitch
-
-    track, praat = pitch.f0_track(wave, sr), pitch.praat_f0_track(wave, sr)
-    agreed = pitch.agreed_frames(track, praat, edge=pitch.EDGE_FRAMES)
-    try:
-        return f0_range_st(np.where(agreed, track, 0.0))
-    except ValueError:
-        return f0_range_st(fallback)
-
-
-def scale_f0_range(wave: np.ndarray, sr: int, delta_st: float) -> np.ndarray:
-    """Resynthesise ``wave`` with WORLD, its pitch range (as measured, :func:`measured_range`:
-    ``R``) changed by ``delta_st`` semitones: every voiced frame's deviation from the
-    median, in semitones, is scaled by ``(R + delta_st) / R`` (at least :data:`MIN_FACTOR`: a
-    range cannot go below flat). Spectral envelope and aperiodicity are kept; deterministic."""
+def scale_f0_range(wave: np.ndarray, sr: int, pct: float) -> np.ndarray:
+    """Resynthesise ``wave`` with WORLD, its pitch range scaled by ``1 + pct/100`` (at least
+    :data:`MIN_FACTOR`): every voiced frame's deviation from the median, in semitones, is
+    multiplied by that factor, so every percentile range scales by it and the median stays.
+    Spectral envelope and aperiodicity are kept; deterministic. Fewer than
+    :data:`MIN_FRAMES` voiced frames: resynthesised unchanged."""
     import pyworld
 
+    factor = max(MIN_FACTOR, 1.0 + pct / 100.0)
     x = np.ascontiguousarray(wave, dtype=np.float64)
     f0, t = pyworld.dio(x, sr, frame_period=WORLD_FRAME_MS)
     f0 = pyworld.stonemask(x, f0, t, sr)
@@ -85,8 +86,6 @@ def scale_f0_range(wave: np.ndarray, sr: int, delta_st: float) -> np.ndarray:
     ap = pyworld.d4c(x, f0, t, sr)
     voiced = f0 > 0
     if voiced.sum() >= MIN_FRAMES:
-        r = measured_range(wave, sr, f0)
-        factor = max(MIN_FACTOR, (r + delta_st) / r) if r > 0 else 1.0
         ref = np.median(np.log2(f0[voiced]))
         f0 = f0.copy()
         f0[voiced] = 2.0 ** (ref + factor * (np.log2(f0[voiced]) - ref))
@@ -120,16 +119,28 @@ class Expressiveness(Dimension):
     paper: ClassVar[bool] = False
     in_all: ClassVar[bool] = False
     order: ClassVar[int] = 4
-    #: each step widens or narrows the range by this many semitones (espeak-ng's English range
-    #: is about 3.5-4.5 st: two flattening steps leave it nearly monotone; measured per step
-    #: on the default set: +1.8 to +2.2 st, -1.3 to -1.9 st at 2 st, so 2.5)
-    step: ClassVar[tuple[str, float]] = ("f0_range_st", 2.5)
+    #: the share by which each step widens or narrows the range (a Style.extra knob in percent,
+    #: applied by :meth:`transform`; see the module text for the compounding). The default
+    #: set's neutral ranges are 3.9-6.8 st, so a step moves them 1.6 st or more
+    step: ClassVar[tuple[str, float]] = ("f0_range_pct", 40.0)
     question_text: ClassVar[tuple[str, str]] = (
         "Which turn sounds livelier (more melody in the voice)?",
         "Liveliness of the melody: 1 = flat, monotone, 5 = very lively",
     )
     caption_en: ClassVar[tuple[str, str, str]] = ("the pitch range", "wider", "narrower")
     caption_zh: ClassVar[tuple[str, str, str]] = ("音域", "宽", "窄")
+    caption_lexicon: ClassVar[Mapping[str, Any]] = {
+        "en_nouns": ("range", "melody", "inflection", "expressiveness", "liveliness"),
+        "en_terms": {
+            **dict.fromkeys(("wider", "livelier", "lively", "melodic", "singsong"), 1),
+            **dict.fromkeys(("narrower", "flatter", "monotone", "monotonous", "droning"), -1),
+        },
+        "zh_nouns": ("音域", "抑扬", "起伏"),
+        "zh_terms": {
+            **dict.fromkeys(("宽", "抑扬顿挫", "生动"), 1),
+            **dict.fromkeys(("窄", "单调", "平板", "呆板"), -1),
+        },
+    }
     caption_prompt: ClassVar[str] = "expressiveness (how lively or flat the melody of the voice is)"
 
     def change(self, a: float, b: float) -> float:
@@ -140,6 +151,25 @@ class Expressiveness(Dimension):
             "pitch range: 10th-90th percentile distance in semitones over the voiced frames both "
             "F0 trackers agree on (the pitch score's frames); an extension beyond StyleBench"
         )
+
+    def style(
+        self, direction: str, steps: int, size: float | None = None, emotion: str = ""
+    ) -> dict:
+        share = (self.step[1] if size is None else size) / 100.0
+        if direction == "intensify":
+            factor = (1.0 + share) ** steps
+        else:
+            factor = max(MIN_FACTOR, 1.0 - share * steps)
+        return {"extra": ((self.step[0], round(100.0 * (factor - 1.0), 9)),)}
+
+    def transform(self, wave: np.ndarray, sr: int, amount: float) -> np.ndarray:
+        return scale_f0_range(wave, sr, amount)
+
+    def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
+        try:
+            return {"f0_range_st": f0_range_st(frames.agreed_f0)}, []
+        except ValueError as exc:
+            return {}, [f"no_f0_range: {exc}"]
 
     def turn_values(
         self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext

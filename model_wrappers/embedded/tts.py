@@ -96,13 +96,14 @@ class TTSModel(ScriptedModel):
         """Synthesise ``text`` in ``style`` to a scratch wav; the reply :class:`Turn`."""
         audio = self.synths[lang].synthesize(text, self.voices[lang], style)
         wave = audio.wave
-        if style.f0_range_st:  # WORLD resynthesis of the voice's own melody, range scaled
-            from stylebench.metrics.dims.expressiveness import scale_f0_range
+        if style.extra:  # knobs no synthesiser has: each applied by the dimension owning it
+            from stylebench.metrics.dims.base import owner_of_knob
 
-            wave = scale_f0_range(wave, audio.sr, style.f0_range_st)
+            for knob, amount in style.extra:
+                wave = owner_of_knob(knob).transform(wave, audio.sr, amount)
         path = scratch_wav(self.name)
         write_wav(path, wave, audio.sr)
-        shown = {k: v for k, v in vars(style).items() if k != "f0_range_st" or v}
+        shown = style.shown()
         return Turn("assistant", text, str(path), audio.sr, raw={"style": shown, **raw})
 
 

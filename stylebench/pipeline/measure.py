@@ -294,7 +294,7 @@ def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
     male-to-female voice switch).
     """
     from stylebench.metrics import pitch
-    from stylebench.metrics.dims.expressiveness import f0_range_st
+    from stylebench.metrics.dims.base import ReplyFrames, all_dims
     from stylebench.metrics.prosody import f0_spread_st
 
     track, praat, flags = p["track"], p["praat_track"], []
@@ -323,10 +323,11 @@ def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
         return flags
     values.update(f0_mean_agreed=both.mean_hz, f0_median_agreed=both.median_hz)
     values["f0_std_st"] = f0_spread_st(agreed)
-    try:
-        values["f0_range_st"] = f0_range_st(agreed)
-    except ValueError as exc:
-        flags.append(f"no_f0_range: {exc}")
+    frames = ReplyFrames(agreed_f0=agreed, frame_ms=p.get("frame_ms", 5.0))
+    for dim in all_dims():  # values a dimension measures itself (its module's SPEC)
+        own, why = dim.reply_values(frames)
+        values.update(own)
+        flags.extend(why)
     if values.get("span_s", 0) > 0:
         voiced_s = both.voiced_frames * p.get("frame_ms", 5.0) / 1000.0
         values["f0_voiced_span_share"] = min(1.0, voiced_s / values["span_s"])
