@@ -36,6 +36,8 @@ COMMANDS = {
     "import-ratings": "stylebench.cli.import_ratings",
     "compare": "stylebench.cli.compare",
     "caption-eval": "stylebench.cli.caption_eval",
+    "export-set": "stylebench.cli.export_set",
+    "import-replies": "stylebench.cli.import_replies",
 }
 PROG = "stylebench"
 ABOUT = "Benchmark spoken style-control instructions in speech-to-speech models."

@@ -83,7 +83,7 @@ def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
     )
 
 
-def _judge_entry(cfg: RunConfig) -> dict[str, Any]:
+def judge_entry(cfg: RunConfig) -> dict[str, Any]:
     """The manifest's ``judge``: the judge's ``describe()`` (it is built once per process and
     settings, so the judge stage gets the same one), or why there is none."""
     why = gate.skip_reason(cfg)
@@ -133,7 +133,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
                 identity,
                 dialogues_entry(set_root, checksum, samples),
                 model=entry,
-                judge=_judge_entry(cfg),
+                judge=judge_entry(cfg),
                 extractors=extractor_names(cfg),
                 command="run",
             )
@@ -273,7 +273,7 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
             identity,
             dialogues_entry(run.set_root, run.checksum, samples),
             model=run.manifest.get("model") or identity.model,
-            judge=_judge_entry(cfg),
+            judge=judge_entry(cfg),
             extractors=extractor_names(cfg),
             command="score",
         )
