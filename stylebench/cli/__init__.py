@@ -36,6 +36,8 @@ COMMANDS = {
     "import-ratings": "stylebench.cli.import_ratings",
     "compare": "stylebench.cli.compare",
     "caption-eval": "stylebench.cli.caption_eval",
+    "measure": "stylebench.cli.measure",
+    "pairs": "stylebench.cli.pairs",
 }
 PROG = "stylebench"
 ABOUT = "Benchmark spoken style-control instructions in speech-to-speech models."
