@@ -27,7 +27,7 @@ import pytest
 import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "transformers", "ctranslate2")
+HEAVY = ("torch", "transformers", "ctranslate2", "pandas")
 
 #: layer -> the modules in it: ``"x"`` is module ``x`` alone, ``"x.*"`` is package ``x`` and every
 #: module below it. Every module is in exactly one layer (a new top-level module must be placed).
@@ -64,6 +64,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "stylebench.compare.*",
         "stylebench.ratings.*",
     ),
+    # the Python API: DataFrames over the run, the measured files and the comparison
+    "api": ("stylebench.api",),
     "cli": ("stylebench.cli.*",),
 }
 #: layer -> the layers its modules may import (their own included)
@@ -74,11 +76,17 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "dialogues": frozenset({"base", "metrics", "synth", "dialogues"}),  # dims own the styles
     "models": frozenset({"base", "metrics", "synth", "dialogues", "models"}),
     "core": frozenset({"base", "metrics", "synth", "dialogues", "models", "core"}),
+    "api": frozenset({"base", "metrics", "synth", "dialogues", "models", "core", "api"}),
     "cli": frozenset(LAYERS),
 }
 #: (importer, imported) -> why it is allowed for now. Each must still occur: delete the entry
 #: with the import.
-LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
+LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {
+    # registry entries only (``stylebench.API``): the package's own names ``stylebench.measure``
+    # and the others are the API's functions, imported on first use by the module __getattr__;
+    # ``import stylebench`` imports nothing more (test below)
+    ("stylebench", "stylebench.api"): "the package's API names, loaded lazily",
+}
 REGISTRY_ENTRY = re.compile(r"(stylebench(?:\.\w+)*):\w+")
 
 
@@ -341,3 +349,24 @@ def test_importing_the_package_and_cli_loads_no_heavy_library():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_package_names_the_api_and_loads_it_only_on_use():
+    code = (
+        "import json, sys\n"
+        "import stylebench\n"
+        "before = 'stylebench.api' in sys.modules\n"
+        "f = stylebench.measure\n"
+        "print(json.dumps([before, f.__module__, 'pandas' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [False, "stylebench.api", False]
+    import stylebench
+
+    for name, entry in stylebench.API.items():
+        module, attr = entry.split(":")
+        assert getattr(stylebench, name) is getattr(__import__(module, fromlist=[attr]), attr)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        stylebench.nope  # noqa: B018

@@ -38,6 +38,8 @@ COMMANDS = {
     "caption-eval": "stylebench.cli.caption_eval",
     "export-set": "stylebench.cli.export_set",
     "import-replies": "stylebench.cli.import_replies",
+    "measure": "stylebench.cli.measure",
+    "pairs": "stylebench.cli.pairs",
 }
 PROG = "stylebench"
 ABOUT = "Benchmark spoken style-control instructions in speech-to-speech models."

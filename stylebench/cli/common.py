@@ -99,18 +99,21 @@ def _scalar(hint: Any) -> Any:
     return args[0] if args else hint
 
 
-def config_options(command: str) -> list[click.Option]:
+def config_options(command: str, sections: tuple[str, ...] | None = None) -> list[click.Option]:
     """An option for every config setting that ``command`` takes, each under its section.
 
     The flag is the field's ``flag`` metadata or ``--field-name``; the help is its ``help`` plus
     the default. Every option defaults to ``None`` (a repeatable one to nothing) so that only
     what the user typed overrides the config file and the stored run (see
-    :func:`stylebench.config.resolve_config`).
+    :func:`stylebench.config.resolve_config`). ``sections`` keeps only the settings of those
+    config sections (``stylebench measure`` takes ``score``'s measure settings, not its judge's).
     """
     out: list[click.Option] = []
     for section, f, hint in _fields():
         meta = f.metadata
         if command not in meta.get("commands", ()):
+            continue
+        if sections is not None and section not in sections:
             continue
         default = f.default if f.default is not dataclasses.MISSING else "none"
         flag = meta.get("flag", "--" + f.name.replace("_", "-"))

@@ -35,9 +35,61 @@ def compare_command(
     embed_audio: bool = False,
     progress: bool = False,
 ) -> tuple[dict[str, Any], str, Path]:
-    """Compare the runs (plus the calibration rows); ``(result, markdown, out folder)``.
+    """Compare the runs (plus the calibration rows) and write the files; ``(result, markdown,
+    out folder)``.
 
     Incompatible runs are refused before any calibration row is run.
+
+    Raises:
+        ValueError: incompatible runs, fewer than two rows in all, or no shared samples.
+    """
+    result, runs = comparison(
+        run_dirs,
+        allow=allow,
+        cluster=cluster,
+        n_boot=n_boot,
+        seed=seed,
+        alpha=alpha,
+        calibration=calibration,
+        calibration_out=calibration_out,
+        progress=progress,
+    )
+    md, folder = write_comparison(result, runs, out, embed_audio=embed_audio)
+    return result, md, folder
+
+
+def write_comparison(
+    result: dict[str, Any],
+    runs: Sequence[RunData],
+    out: Path | str | None = None,
+    *,
+    embed_audio: bool = False,
+) -> tuple[str, Path]:
+    """Write compare.json/.md/.html and the leaderboard into ``out`` (default: beside the first
+    run, :func:`default_out`); ``(markdown, folder)``."""
+    md = render_md(result)
+    folder = Path(out) if out else default_out(runs)
+    from stylebench.compare.html import render_html
+
+    html = render_html(result, runs, folder, embed_audio=embed_audio)
+    write_files(folder, result, md, html)
+    return md, folder
+
+
+def comparison(
+    run_dirs: Sequence[Path | str],
+    *,
+    allow: Collection[str] = (),
+    cluster: str = "none",
+    n_boot: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    calibration: bool = True,
+    calibration_out: Path | str | None = None,
+    progress: bool = False,
+) -> tuple[dict[str, Any], list[RunData]]:
+    """The comparison of the runs (plus the calibration rows, run where missing), written
+    nowhere: ``(result, the runs compared)``. :func:`compare_command` writes it.
 
     Raises:
         ValueError: incompatible runs, fewer than two rows in all, or no shared samples.
@@ -63,10 +115,4 @@ def compare_command(
     if missing:
         notes.append(f"calibration rows absent ({', '.join(missing)}): no bounds shown for them")
     result = compare_runs(runs, cluster=cluster, n_boot=n_boot, seed=seed, alpha=alpha, notes=notes)
-    md = render_md(result)
-    folder = Path(out) if out else default_out(runs)
-    from stylebench.compare.html import render_html
-
-    html = render_html(result, runs, folder, embed_audio=embed_audio)
-    write_files(folder, result, md, html)
-    return result, md, folder
+    return result, runs

@@ -268,14 +268,20 @@ def _mean(values: Sequence[float]) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
-def _cell(
+def aggregate_cell(
     key: tuple[str, str, str, str, str],
-    members: list[SampleTurns],
+    members: Sequence[SampleTurns],
     pair: tuple[int, int],
     thresholds: Thresholds,
     boot: dict[str, Any],
 ) -> Cell:
-    dim, direction = key[0], key[1]
+    """The :class:`Cell` labelled ``key`` over ``members``' change from turn ``pair[0]`` to
+    ``pair[1]`` (``boot``: :func:`bootstrap_ci`'s ``n_boot``, ``seed``, ``ci``).
+
+    Each sample is judged by its own dim and direction, so a caller may pool samples under a
+    label of its own (``stylebench pairs`` pools both directions of a dim as ``"all"``); one
+    cell should still hold one dim, whose scale its changes are on.
+    """
     valid, indicator, signed, changes = [], [], [], []  # |rel| if valid; 0/100; rel; perceptual
     errors: dict[str, int] = {}
     n_flagged = 0
@@ -287,7 +293,8 @@ def _cell(
             errors[reason] = errors.get(reason, 0) + 1
             continue
         a, b = ta.value, tb.value
-        ok_valid = is_valid(dim, direction, a, b, thresholds)
+        dim = sample.dim
+        ok_valid = is_valid(dim, sample.direction, a, b, thresholds)
         indicator.append(100.0 if ok_valid else 0.0)
         signed.append(relative_change(dim, a, b))
         changes.append(perceptual_change(dim, a, b))
@@ -347,5 +354,5 @@ def score_cells(
     for (dim, direction, lang, group), members in groups.items():
         for pair in PAIRS:
             key = (dim, direction, lang, f"{pair[0]}-{pair[1]}", group)
-            cells.append(_cell(key, members, pair, thresholds, boot))
+            cells.append(aggregate_cell(key, members, pair, thresholds, boot))
     return sorted(cells, key=lambda c: cell_sort_key(c.dim, c.direction, c.lang, c.pair, c.group))

@@ -8,8 +8,9 @@ from disk: the pipeline hands it the current records.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from stylebench.metrics.dims.base import ScoreContext, dimension
+from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension
 from stylebench.records import TURNS, FeatureRecord, Key, RespondRecord, Sample
 from stylebench.scoring.cells import TurnScore
 
@@ -33,7 +34,6 @@ def collect_turn_scores(
         }
         values, extra = dim.turn_values(s, ok, ctx)
         for k in TURNS:
-            value, error, flags = None, None, ()
             rep, feat = replies.get((s.id, k)), features.get((s.id, k))
             if rep is None:
                 error = "respond: no record (run not finished)"
@@ -41,16 +41,48 @@ def collect_turn_scores(
                 error = "respond: " + _first_line(rep.error)
             elif feat is None:
                 error = "features: not computed yet (run `stylebench score`)"
-            elif feat.status != "ok":
-                error = "features: " + _first_line(feat.error)
-            elif isinstance(values.get(k), str):
-                error = values[k]
-            elif k not in values:
-                error = f"{s.dim}: no score (not measured)"
             else:
-                value = values[k]
-                flags = tuple(f for f in feat.flags if f in dim.flags) + extra
-            out.append(
-                TurnScore(s.id, s.dim, s.direction, s.lang, k, value, error, flags, s.emotion)
-            )
+                out.append(turn_score(s, k, feat, values, extra, s.emotion))
+                continue
+            out.append(TurnScore(s.id, s.dim, s.direction, s.lang, k, None, error, (), s.emotion))
     return out
+
+
+def turn_score(
+    sample: Any,
+    turn: int,
+    feat: FeatureRecord,
+    values: TurnValues,
+    extra: tuple[str, ...],
+    group: str,
+) -> TurnScore:
+    """One turn's score from its feature record and its dimension's ``turn_values`` result.
+
+    ``sample`` needs ``id``, ``dim``, ``direction`` and ``lang``: a
+    :class:`~stylebench.records.Sample`, or a pair of files scored by ``stylebench pairs``;
+    ``group`` is the cell's group (a run's: the sample's emotion).
+    A feature error, a reason, or a turn the dimension left out is the turn's error; otherwise
+    its score carries the dimension's informational flags and the sample's ``extra`` ones.
+    """
+    dim = dimension(sample.dim)
+    value, error, flags = None, None, ()
+    if feat.status != "ok":
+        error = "features: " + _first_line(feat.error)
+    elif isinstance(values.get(turn), str):
+        error = str(values[turn])
+    elif turn not in values:
+        error = f"{sample.dim}: no score (not measured)"
+    else:
+        value = values[turn]
+        flags = tuple(f for f in feat.flags if f in dim.flags) + tuple(extra)
+    return TurnScore(
+        sample.id,
+        sample.dim,
+        sample.direction,
+        sample.lang,
+        turn,
+        value,
+        error,
+        flags,
+        group,
+    )

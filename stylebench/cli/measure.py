@@ -1,0 +1,139 @@
+"""``stylebench measure FILE...``: measure audio files made anywhere, as a run measures replies."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from stylebench.cli.common import Args, argument, config_options, option, overrides
+from stylebench.cli.rows import (
+    chosen_format,
+    counts_line,
+    csv_text,
+    emit,
+    json_text,
+    num,
+    out_option,
+    row_format_option,
+    text_table,
+)
+from stylebench.records import LANGS
+
+HELP = "measure audio files: pitch, loudness, speaking rate, speech span, transcript, flags"
+#: the transcript as the table shows it
+TRANSCRIPT_CHARS = 40
+
+
+def params() -> list[Any]:
+    from stylebench.pipeline.files import MEASURE_SECTIONS
+
+    return [
+        argument(
+            "files",
+            nargs=-1,
+            required=True,
+            help="audio files (wav, flac, ogg, mp3: what libsndfile reads; any sample rate)",
+        ),
+        option(
+            "--lang",
+            type=click.Choice(LANGS),
+            default="en",
+            help="language spoken in the files: the ASR's and the syllable count's (default en)",
+        ),
+        row_format_option(),
+        out_option(),
+        option(
+            "--jobs",
+            type=int,
+            default=1,
+            help="files measured at once, one process each (default 1)",
+        ),
+        option("--config", help="TOML or JSON file of settings (CLI flags win)"),
+        *config_options("score", MEASURE_SECTIONS),
+    ]
+
+
+def table_columns() -> list[tuple[str, Any]]:
+    from stylebench.metrics.dims.base import dimension
+    from stylebench.pipeline.files import file_dims
+
+    cols: list[tuple[str, Any]] = [
+        ("file", lambda r: r["file"]),
+        ("lang", lambda r: r["lang"]),
+        ("dur s", lambda r: num(r["duration_s"], 2)),
+        ("speech s", lambda r: num(r["speech_span_s"], 2)),
+    ]
+    for d in file_dims():
+        if d == "volume":
+            cols.append(("volume dBFS", lambda r: num(r["volume_dbfs"], 1)))
+            continue
+        unit = {"pitch": "Hz", "speed": "syl/min"}.get(d, dimension(d).unit)
+        cols.append((f"{d} {unit}", lambda r, d=d: num(r[d], 1)))
+    cols += [
+        ("transcript", lambda r: _cut(r["transcript"])),
+        ("flags", lambda r: ", ".join(f.split(":")[0] for f in r["flags"]) or "-"),
+        ("unscored", unscored_cell),
+    ]
+    return cols
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TRANSCRIPT_CHARS else text[: TRANSCRIPT_CHARS - 3] + "..."
+
+
+def unscored_cell(row: Mapping[str, Any]) -> str:
+    """The row's unscored dimensions, those with one reason together (``pitch, volume: ...``)."""
+    from stylebench.pipeline.files import file_dims, short_reason
+
+    if row["status"] != "ok":
+        return "not measured: " + short_reason("features: " + row["error"]).removeprefix(
+            "features: "
+        )
+    by_reason: dict[str, list[str]] = {}
+    for d in file_dims():
+        if row[f"{d}_unscored"]:
+            by_reason.setdefault(short_reason(row[f"{d}_unscored"]), []).append(d)
+    return "; ".join(f"{', '.join(ds)}: {why}" for why, ds in by_reason.items()) or "-"
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """Files measured, not measured, and unscored per dimension by reason."""
+    from stylebench.pipeline.files import unscored_counts
+
+    bad = sum(r["status"] != "ok" for r in rows)
+    lines = [f"{len(rows)} files: {len(rows) - bad} measured, {bad} not measured"]
+    for d, counts in unscored_counts(rows).items():
+        n = sum(counts.values())
+        lines.append(
+            f"{d}: {len(rows) - n} scored, {n} unscored"
+            + (f" ({counts_line(counts)})" if counts else "")
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(args: Args) -> int:
+    from stylebench.pipeline.files import measure_rows, row_columns
+
+    fmt = chosen_format(args.format, args.out)
+    rows = measure_rows(
+        list(args.files),
+        overrides(args, "score"),
+        config_file=args.config,
+        lang=args.lang,
+        jobs=args.jobs,
+        progress=not args.no_progress,
+    )
+    if fmt == "csv":
+        text = csv_text(rows, row_columns())
+    elif fmt == "json":
+        text = json_text(rows)
+    else:
+        text = text_table(table_columns(), rows) + "\n" + summary(rows)
+    emit(text, args.out, "measurements")
+    if fmt != "table" or args.out:
+        sys.stderr.write(summary(rows))
+    return 0
