@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from stylebench.audio import sha256_file, wav_truncation
@@ -14,8 +15,12 @@ from stylebench.records import ACOUSTIC_DIMS, Sample, UserTurn
 DEFAULT_SPEC_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0}
 
 
-def load_set(path: Path | str) -> tuple[list[Sample], str]:
+def load_set(path: Path | str, *, check_audio: bool = True) -> tuple[list[Sample], str]:
     """Read a set folder; returns its samples and the sha256 of its manifest.
+
+    ``check_audio=False`` leaves the user-turn wavs unread, for a caller that checks only the
+    samples it selects (:func:`check_turn_audio`): a run of 2 samples per cell need not hash the
+    wavs of the other 4.
 
     Raises:
         FileNotFoundError: with a hint when the folder holds no ``manifest.jsonl``.
@@ -42,10 +47,21 @@ def load_set(path: Path | str) -> tuple[list[Sample], str]:
             samples.append(Sample.from_dict(json.loads(line)))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise BadValue(f"{mf}:{i}: malformed sample ({exc})") from None
+    if check_audio:
+        check_turn_audio(root, samples)
+    return samples, hashlib.sha256(raw).hexdigest()
+
+
+def check_turn_audio(root: Path | str, samples: Iterable[Sample]) -> None:
+    """Every user turn of ``samples`` lies inside the set folder, is a whole wav, and is the one
+    the set's manifest hashed.
+
+    Raises:
+        ValueError: naming the sample and the file.
+    """
     for s in samples:
         for t in s.turns:
-            _check_turn_audio(root, s.id, t)
-    return samples, hashlib.sha256(raw).hexdigest()
+            _check_turn_audio(Path(root), s.id, t)
 
 
 def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:

@@ -8,6 +8,7 @@ Every record written to a stage file is one of the dataclasses below, serialised
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import typing
@@ -112,7 +113,7 @@ class RespondRecord:
     audio: str = ""  # path relative to the run folder
     sr: int = 0
     sha256: str = ""
-    elapsed_s: float = 0.0
+    elapsed_s: float = 0.0  # the model's seconds for this turn; never in the fp
     error: str = ""
     stage: str = "respond"
     raw: dict[str, Any] = field(default_factory=dict)
@@ -133,6 +134,7 @@ class TranscriptRecord:
     error: str = ""
     stage: str = "transcribe"
     raw: dict[str, Any] = field(default_factory=dict)  # where it was computed (never in the fp)
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class FeatureRecord:
     error: str = ""
     stage: str = "features"
     raw: dict[str, Any] = field(default_factory=dict)  # where it was computed (never in the fp)
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,7 @@ class JudgeRecord:
     cached: bool = False
     error: str = ""
     stage: str = "judge"
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ class ProbeRecord:
     model: str = ""
     error: str = ""
     stage: str = "probe"
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,7 @@ class CaptionRecord:
     raw: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     stage: str = "caption"
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 
 
 @dataclass(frozen=True)
@@ -219,6 +225,7 @@ class CaptionVerdictRecord:
     cached: bool = False
     error: str = ""
     stage: str = "caption_judge"
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 
 
 RECORD_TYPES: dict[str, type] = {
@@ -232,6 +239,50 @@ RECORD_TYPES: dict[str, type] = {
 }
 
 
+@dataclass(frozen=True)
+class StageTiming:
+    """Where one invocation's time went in one stage: a line of the run folder's
+    ``timings.jsonl`` (``stylebench.pipeline.timings``). Never part of a fingerprint or a cell.
+
+    ``wall_s`` is the stage's whole time in the driver (building its backend, planning, loading,
+    computing, appending); ``compute_s`` the part spent computing units or waiting for the
+    workers that compute them; ``records_s`` the sum of the computed records' ``elapsed_s``
+    (above ``compute_s`` when units ran in parallel); ``cpu_s`` this process's CPU time (not a
+    pool's or Ray's workers'). ``computed`` counts the ok records written, ``failed`` the error
+    records, ``reused`` the records already ok from an earlier invocation.
+    """
+
+    invocation: str
+    command: str
+    stage: str
+    started_at: str
+    wall_s: float
+    compute_s: float
+    records_s: float
+    cpu_s: float
+    computed: int
+    reused: int
+    failed: int
+    kind: Literal["stage"] = "stage"
+
+
+@dataclass(frozen=True)
+class InvocationTiming:
+    """The end of one invocation (``run``, ``score``): its wall and CPU time. A killed invocation
+    has stage lines but no such line."""
+
+    invocation: str
+    command: str
+    started_at: str
+    wall_s: float
+    cpu_s: float
+    kind: Literal["invocation"] = "invocation"
+
+
+#: the lines of ``timings.jsonl`` by their ``kind``
+TIMING_TYPES: dict[str, type] = {"stage": StageTiming, "invocation": InvocationTiming}
+
+
 class RecordError(ValueError):
     """A record that does not match its schema (wrong type, NaN, unknown status)."""
 
@@ -239,33 +290,69 @@ class RecordError(ValueError):
 _SCALARS: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), bool: (bool,)}
 
 
-def _check_field(cls: type, name: str, hint: Any, value: Any) -> None:
-    where = f"{cls.__name__}.{name}"
+def _kind(hint: Any) -> str:
+    """How a field of type ``hint`` is checked (resolved once per record type)."""
     origin = typing.get_origin(hint)
     if hint in _SCALARS:
+        return "scalar"
+    if hint is float:
+        return "float"
+    if origin is typing.Union or str(hint) == "float | None":
+        return "optional float"
+    if origin is Literal:
+        return "literal"
+    if origin in (dict, list):
+        return "container"
+    return "any"
+
+
+def _check_number(cls: type, name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecordError(f"{cls.__name__}.{name} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise RecordError(f"{cls.__name__}.{name} must be finite, got {value!r}")
+
+
+def _check_field(cls: type, name: str, hint: Any, value: Any, kind: str = "") -> None:
+    kind = kind or _kind(hint)
+    if kind == "scalar":
         if not isinstance(value, _SCALARS[hint]) or (hint is int and isinstance(value, bool)):
-            raise RecordError(f"{where} must be {hint.__name__}, got {type(value).__name__}")
-    elif hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise RecordError(f"{where} must be a number, got {type(value).__name__}")
-        if not math.isfinite(value):
-            raise RecordError(f"{where} must be finite, got {value!r}")
-    elif origin is typing.Union or str(hint) == "float | None":
+            raise RecordError(
+                f"{cls.__name__}.{name} must be {hint.__name__}, got {type(value).__name__}"
+            )
+    elif kind == "float":
+        _check_number(cls, name, value)
+    elif kind == "optional float":
         if value is not None:
-            _check_field(cls, name, float, value)
-    elif origin is Literal:
+            _check_number(cls, name, value)
+    elif kind == "literal":
         if value not in typing.get_args(hint):
-            raise RecordError(f"{where} must be one of {typing.get_args(hint)}, got {value!r}")
-    elif origin in (dict, list):
+            raise RecordError(
+                f"{cls.__name__}.{name} must be one of {typing.get_args(hint)}, got {value!r}"
+            )
+    elif kind == "container":
+        origin = typing.get_origin(hint)
         if not isinstance(value, origin):
-            raise RecordError(f"{where} must be a {origin.__name__}, got {type(value).__name__}")
+            raise RecordError(
+                f"{cls.__name__}.{name} must be a {origin.__name__}, got {type(value).__name__}"
+            )
         if name == "values":  # feature values: finite numbers by name
             for k, v in value.items():
-                _check_field(cls, f"values[{k!r}]", float, v)
+                if type(v) is not float or not math.isfinite(v):  # the common case, fast
+                    _check_number(cls, f"values[{k!r}]", v)
         try:  # nested data must be plain JSON: no NaN/inf, no objects
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise RecordError(f"{where} is not plain JSON: {exc}") from None
+            raise RecordError(f"{cls.__name__}.{name} is not plain JSON: {exc}") from None
+
+
+@functools.cache
+def _schema(cls: type) -> tuple[tuple[str, Any, str], ...]:
+    """Each field's name, resolved type hint and how it is checked, once per class: resolving
+    the hints (string annotations) took most of the time of validating a record, on every
+    append and every read."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name], _kind(hints[f.name])) for f in dataclasses.fields(cls))
 
 
 def validate_record(record: Any) -> Any:
@@ -276,15 +363,20 @@ def validate_record(record: Any) -> Any:
             data that is not plain JSON (what a hostile or broken model reply can carry).
     """
     cls = type(record)
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        _check_field(cls, f.name, hints[f.name], getattr(record, f.name))
+    for name, hint, kind in _schema(cls):
+        _check_field(cls, name, hint, getattr(record, name), kind)
     return record
 
 
 def to_json_dict(record: Any) -> dict[str, Any]:
-    """Serialise a record dataclass to a JSON-ready dict (validated first)."""
-    return dataclasses.asdict(validate_record(record))
+    """Serialise a record dataclass to a JSON-ready dict (validated first).
+
+    Shallow: nested values (a transcript's words, feature values, ``raw``) are the record's own,
+    validated as plain JSON, to be dumped, not changed (``dataclasses.asdict`` copied them
+    deeply for every record appended, for nothing).
+    """
+    validate_record(record)
+    return {name: getattr(record, name) for name, _, _ in _schema(type(record))}
 
 
 def from_json_dict(stage: str, d: dict[str, Any]) -> Any:
@@ -293,8 +385,23 @@ def from_json_dict(stage: str, d: dict[str, Any]) -> Any:
     Raises:
         RecordError: the dict does not make a valid record of that stage.
     """
-    cls = RECORD_TYPES[stage]
-    names = {f.name for f in dataclasses.fields(cls)}
+    return _build(RECORD_TYPES[stage], d)
+
+
+def timing_from_json(d: dict[str, Any]) -> Any:
+    """Rebuild a line of ``timings.jsonl`` (:data:`TIMING_TYPES`, by its ``kind``).
+
+    Raises:
+        RecordError: an unknown kind, or the dict does not make a valid line of its kind.
+    """
+    kind = d.get("kind")
+    if kind not in TIMING_TYPES:
+        raise RecordError(f"not a timing line: kind {kind!r}")
+    return _build(TIMING_TYPES[kind], d)
+
+
+def _build(cls: type, d: dict[str, Any]) -> Any:
+    names = {name for name, _, _ in _schema(cls)}
     try:
         record = cls(**{k: v for k, v in d.items() if k in names})
     except TypeError as exc:

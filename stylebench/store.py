@@ -5,6 +5,7 @@ Layout of ``runs/<run_id>/``::
     manifest.json      resolved config, versions, git revision, dialogue-set checksum
     respond.jsonl      one record per (sample_id, turn) attempt, appended
     transcribe.jsonl   (and features, judge, probe: one file per stage)
+    timings.jsonl      where each invocation's time went, per stage (never read by scoring)
     audio/             reply wavs, written atomically before their record is appended
     .lock              held (flock) by the one process working on the folder
 
@@ -28,10 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.errors import BadValue, MissingFile, UserError
-from stylebench.records import Key, RecordError, error_record, from_json_dict, to_json_dict
+from stylebench.records import (
+    Key,
+    RecordError,
+    error_record,
+    from_json_dict,
+    timing_from_json,
+    to_json_dict,
+)
 
 log = logging.getLogger(__name__)
 LOCK_NAME = ".lock"
+TIMINGS_NAME = "timings.jsonl"
 
 
 class RunFolderBusy(UserError, RuntimeError):
@@ -116,9 +125,11 @@ class RunStore:
         Raises:
             RecordError: the record does not match its schema; nothing is written.
         """
-        path = self.stage_path(stage)
+        self._append_line(self.stage_path(stage), to_json_dict(record))
+
+    def _append_line(self, path: Path, data: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(to_json_dict(record), ensure_ascii=False, sort_keys=True, allow_nan=False)
+        line = json.dumps(data, ensure_ascii=False, sort_keys=True, allow_nan=False)
         with open(path, "a+b") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
@@ -133,9 +144,8 @@ class RunStore:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def iter_raw(self, stage: str) -> Iterator[dict[str, Any]]:
-        """Yield the parseable records of a stage in file order; torn or corrupt lines are skipped."""
-        path = self.stage_path(stage)
+    def _iter_lines(self, path: Path) -> Iterator[dict[str, Any]]:
+        """The JSON objects of a JSONL file in order; torn or corrupt lines are skipped."""
         if not path.exists():
             return
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -149,8 +159,35 @@ class RunStore:
                 where = "torn last line" if i >= len(lines) - 2 else f"corrupt line {i + 1}"
                 log.warning("%s: dropped %s", path.name, where)
                 continue
-            if isinstance(d, dict) and "sample_id" in d and "turn" in d:
+            if isinstance(d, dict):
                 yield d
+
+    def iter_raw(self, stage: str) -> Iterator[dict[str, Any]]:
+        """Yield the parseable records of a stage in file order; torn or corrupt lines are skipped."""
+        for d in self._iter_lines(self.stage_path(stage)):
+            if "sample_id" in d and "turn" in d:
+                yield d
+
+    # -- timings (where the time went; never read by scoring or the report's cells) --------
+    @property
+    def timings_path(self) -> Path:
+        return self.root / TIMINGS_NAME
+
+    def append_timing(self, line: Any) -> None:
+        """Append one line of ``timings.jsonl`` (a ``records.StageTiming`` or
+        ``InvocationTiming``), like a record: one fsynced line, so a kill keeps the stages done."""
+        self._append_line(self.timings_path, to_json_dict(line))
+
+    def read_timings(self) -> list[Any]:
+        """Every readable line of ``timings.jsonl`` in order (none for a run made before timings
+        were recorded); a line that does not make a timing is skipped with a warning."""
+        out = []
+        for d in self._iter_lines(self.timings_path):
+            try:
+                out.append(timing_from_json(d))
+            except RecordError as exc:
+                log.warning("%s: skipped a line: %s", TIMINGS_NAME, exc)
+        return out
 
     def index(self, stage: str, keys: Collection[Key]) -> dict[tuple[Key, str], Any]:
         """Every record of ``keys`` by ``(key, fingerprint)``, the latest per pair.

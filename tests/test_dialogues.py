@@ -86,3 +86,19 @@ def test_a_manifest_that_is_not_utf8_or_not_samples_names_the_file(small_set, tm
         write_lines(root, [line])
         with pytest.raises(ValueError, match=r"manifest.jsonl:1: malformed sample"):
             load_set(root)
+
+
+def test_a_run_checks_the_audio_of_the_samples_it_selects_only(small_set, tmp_path):
+    from stylebench.config import make_config
+    from stylebench.errors import BadValue
+    from stylebench.pipeline.commands import select_samples
+
+    root, first, _ = a_copy(small_set, tmp_path)
+    wav = root / first["turns"][1]["audio"]
+    wav.write_bytes(wav.read_bytes()[:-2] + b"\x01\x02")
+    samples, _ = load_set(root, check_audio=False)  # the set loads; its wavs are not read yet
+    other = next(d for d in ("pitch", "volume", "speed") if d != first["dim"])
+    chosen = select_samples(samples, make_config(dim=other), root)  # never plays the spoiled one
+    assert chosen and first["id"] not in {s.id for s in chosen}
+    with pytest.raises(BadValue, match=r"_u2.wav' does not match its sha256"):
+        select_samples(samples, make_config(dim=first["dim"]), root)

@@ -58,6 +58,11 @@ def test_sigkill_during_respond_then_resume(small_set, tmp_path):
     n_before = len(respond_file.read_text().splitlines())
     assert n_before < 12, "the run finished before it could be killed"
 
+    ok_before = sum(
+        json.loads(x)["status"] == "ok"
+        for x in respond_file.read_text().splitlines()
+        if x.strip().endswith("}")
+    )
     resumed = subprocess.run(
         cli(*common, "--out", str(killed_out)), env=env, capture_output=True, text=True, timeout=300
     )
@@ -84,3 +89,22 @@ def test_sigkill_during_respond_then_resume(small_set, tmp_path):
         ][1]
         == 1
     )
+    # timings: the killed invocation kept its setup line, never finished respond, and has no
+    # end; the resume reused what the killed one answered and computed the rest
+    timings = [
+        json.loads(x) for x in (respond_file.parent / "timings.jsonl").read_text().splitlines()
+    ]
+    killed, resume = dict.fromkeys(t["invocation"] for t in timings)
+    stages = {
+        inv: {t["stage"]: t for t in timings if t["invocation"] == inv and t["kind"] == "stage"}
+        for inv in (killed, resume)
+    }
+    assert list(stages[killed]) == ["setup"]
+    assert not any(t["kind"] == "invocation" and t["invocation"] == killed for t in timings)
+    respond = stages[resume]["respond"]
+    assert (respond["reused"], respond["computed"], respond["failed"]) == (
+        ok_before,
+        12 - ok_before,
+        0,
+    )
+    assert stages[resume]["features"]["computed"] == 12

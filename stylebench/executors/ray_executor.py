@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from stylebench.executors.config import ExecutorConfig
-from stylebench.pipeline.stage import Unit, WorkerLost
+from stylebench.pipeline.stage import Unit, WorkerLost, timed
 from stylebench.registry import MissingExtraError
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,8 @@ class Host:
 
     def run(self, job: Any) -> tuple[bool, Any]:
         try:
-            return True, list(job.run(self._get(), provenance(self.role, self.index)))
+            where = provenance(self.role, self.index)
+            return True, list(timed(job.run(self._get(), where)))  # timed where computed
         except Exception as exc:  # handed back: the driver re-raises it in its loop
             return False, exc
 
@@ -113,7 +114,7 @@ class Host:
 def run_task(job: Any) -> tuple[bool, Any]:
     """A stateless job as a Ray task."""
     try:
-        return True, list(job.run(None, provenance("task")))
+        return True, list(timed(job.run(None, provenance("task"))))
     except Exception as exc:
         return False, exc
 

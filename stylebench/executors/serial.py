@@ -3,7 +3,8 @@
 A stage whose units need nothing resident (``resident is None``: features) is computed by a pool
 of processes on this machine, one per core by default (``--feature-workers``). The jobs read the
 run folder in place (same machine), the results come back in unit order, and the driver appends
-them, so the stage file is the same, line for line, as the one an in-process run writes. Stages
+them, so the stage file is the same, line for line, as the one an in-process run writes (but for
+each record's ``elapsed_s``, timed in the process that computed it). Stages
 with a resident model (respond, transcribe) run here, as before.
 
 As with any Python process pool, a script that calls :func:`stylebench.pipeline.commands.run`
@@ -17,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from stylebench.pipeline.stage import Unit, WorkerLost
+from stylebench.pipeline.stage import Unit, WorkerLost, timed
 
 log = logging.getLogger(__name__)
 #: with ``--feature-workers 0``, a stage with fewer units than this per core stays in process:
@@ -45,7 +46,7 @@ def pool_size(requested: int, n_units: int) -> int:
 def run_job(job: Any) -> tuple[bool, Any]:
     """A job's outcomes, or the exception it raised (handed back, re-raised in the driver)."""
     try:
-        return True, list(job.run(None))
+        return True, list(timed(job.run(None)))  # timed here: the driver only waits
     except Exception as exc:  # the driver decides what it means (stage errors or a crash)
         return False, exc
 

@@ -35,6 +35,8 @@ from stylebench.pipeline.respond_job import ModelSpec
 from stylebench.pipeline.runner import measure
 from stylebench.pipeline.scored import ScoredRun, score_run
 from stylebench.pipeline.stage import run_stage
+from stylebench.pipeline.stages import RESPOND
+from stylebench.pipeline.timings import Invocation
 from stylebench.records import Key, RespondRecord, Sample
 from stylebench.store import RunStore
 
@@ -52,16 +54,23 @@ class RunResult:
 
 
 def load_dialogues(cfg: RunConfig) -> tuple[list[Sample], Path, str]:
+    """The set's samples (user-turn audio not yet checked: :func:`select_samples` checks the
+    turns it selects), its folder and its checksum."""
     from stylebench.dialogues.sets import default_set_path, load_set
 
     root = default_set_path(cfg.dims) if cfg.dialogues == "default" else Path(cfg.dialogues)
-    samples, checksum = load_set(root)
+    samples, checksum = load_set(root, check_audio=False)
     return samples, root, checksum
 
 
-def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
+def select_samples(
+    samples: list[Sample], cfg: RunConfig, set_root: Path | None = None
+) -> list[Sample]:
     """Samples of the asked dims and languages, the first ``limit`` of each cell by id
-    (for emotion, of each (direction, lang, emotion) cell)."""
+    (for emotion, of each (direction, lang, emotion) cell). With ``set_root``, the user-turn
+    audio of the selected samples is checked (inside the set, whole, the hashed file): only
+    those are played to the model, so only those are read (the harness used to hash every wav
+    of the set on every command)."""
     cells: dict[tuple[str, str, str, str], list[Sample]] = defaultdict(list)
     for s in sorted(samples, key=lambda s: s.id):
         if s.dim in cfg.dims and s.lang in cfg.langs:
@@ -69,7 +78,12 @@ def select_samples(samples: list[Sample], cfg: RunConfig) -> list[Sample]:
     chosen = [s for cell in cells.values() for s in (cell[: cfg.limit] if cfg.limit else cell)]
     if not chosen:
         raise BadValue(f"the dialogue set has no samples for dim={cfg.dim} lang={cfg.lang}")
-    return sorted(chosen, key=lambda s: s.id)
+    chosen.sort(key=lambda s: s.id)
+    if set_root is not None:
+        from stylebench.dialogues.sets import check_turn_audio
+
+        check_turn_audio(set_root, chosen)
+    return chosen
 
 
 def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
@@ -95,10 +109,13 @@ def judge_entry(cfg: RunConfig) -> dict[str, Any]:
 
 
 def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
-    """Run (or resume) the whole pipeline for ``cfg``."""
+    """Run (or resume) the whole pipeline for ``cfg``; its timings go to ``timings.jsonl``
+    (:mod:`.timings`: setup, each stage, scoring and the report)."""
     from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
 
+    inv = Invocation("run")
+    setup = inv.start("setup")
     if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
         MODELS[cfg.model]  # unknown names fail here, before any work, with suggestions
     if cfg.executor.executor == "ray":
@@ -106,20 +123,21 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
 
         import_ray()  # without the extra: one line naming it, before the run folder exists
     samples_all, set_root, checksum = load_dialogues(cfg)
-    samples = select_samples(samples_all, cfg)
+    samples = select_samples(samples_all, cfg, set_root)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
     if store.exists() and read_run_manifest(store)["dialogues"]["checksum"] != checksum:
         raise BadValue(
             f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
         )
+    inv.store = store
     with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
         # a remote worker cannot write into this folder: its worker adapter logs to its own disk
         spec = model_spec(
             cfg, None if cfg.executor.executor == "ray" else store.root / "worker.log"
         )
-        model = executor.build(spec)
+        model = setup.timed(executor.build, spec)  # loading the model is its work, not ours
         try:
-            desc = model.describe()
+            desc = setup.timed(model.describe)
             identity = Identity.of(desc, cfg.decode)
             check_identity(store, identity)
             from stylebench.pipeline.caption import self_caption_warning
@@ -133,10 +151,12 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
                 identity,
                 dialogues_entry(set_root, checksum, samples),
                 model=entry,
-                judge=judge_entry(cfg),
+                judge=setup.timed(judge_entry, cfg),  # builds the judge (kept for its stage)
                 extractors=extractor_names(cfg),
                 command="run",
+                invocation=inv.id,
             )
+            inv.stop(setup)
             limits = ReplyLimits(cfg.max_reply_chars, cfg.max_reply_s)
             stage = RespondStage(
                 store,
@@ -148,16 +168,38 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
                 strict=cfg.strict,
                 model_spec=spec,
             )
-            responded = run_stage(
-                store, stage, strict=cfg.strict, progress=progress, executor=executor
-            )
+            with inv.stage(RESPOND) as clock:
+                responded = run_stage(
+                    store, stage, strict=cfg.strict, progress=progress, executor=executor
+                )
+                clock.took(responded)
         finally:
             getattr(model, "close", lambda: None)()
         measured = measure(
-            store, samples, cfg, responded.records, progress=progress, executor=executor
+            store,
+            samples,
+            cfg,
+            responded.records,
+            progress=progress,
+            executor=executor,
+            timings=inv,
         )
         measured.counts["respond"] = responded.counts
-        return RunResult(store, report(score_run(store, samples, cfg, measured)), measured.counts)
+        return RunResult(
+            store, _score_and_report(inv, store, samples, cfg, measured), measured.counts
+        )
+
+
+def _score_and_report(
+    inv: Invocation, store: RunStore, samples: list[Sample], cfg: RunConfig, measured: Any
+) -> dict[str, Any]:
+    """Score and write the report, each clocked, then close the invocation's timings."""
+    with inv.stage("score", all_compute=True):
+        scored = score_run(store, samples, cfg, measured)
+    with inv.stage("report", all_compute=True):
+        out = report(scored)
+    inv.finish()
+    return out
 
 
 @dataclass(frozen=True)
@@ -257,14 +299,19 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
             "the dialogue set changed since this run was made; rebuild or point "
             f"--dialogues at the set with checksum {manifest['dialogues']['checksum'][:12]}"
         )
-    return StoredRun(store, manifest, cfg, select_samples(samples_all, cfg), set_root, checksum)
+    return StoredRun(
+        store, manifest, cfg, select_samples(samples_all, cfg, set_root), set_root, checksum
+    )
 
 
 def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = True) -> RunResult:
     """Re-transcribe / re-measure / re-judge / re-score a stored run with new settings; the model
     is never called."""
+    inv = Invocation("score")
+    setup = inv.start("setup")
     run = open_stored(run_dir, overrides)
     store, cfg, samples = run.store, run.cfg, run.samples
+    inv.store = store
     with store.lock("stylebench score"):
         identity = stored_identity(run.manifest)
         write_manifest(
@@ -273,15 +320,20 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
             identity,
             dialogues_entry(run.set_root, run.checksum, samples),
             model=run.manifest.get("model") or identity.model,
-            judge=judge_entry(cfg),
+            judge=setup.timed(judge_entry, cfg),
             extractors=extractor_names(cfg),
             command="score",
+            invocation=inv.id,
         )
+        replies = run.replies()
+        inv.stop(setup)
         with make_executor(cfg.executor) as executor:
             measured = measure(
-                store, samples, cfg, run.replies(), progress=progress, executor=executor
+                store, samples, cfg, replies, progress=progress, executor=executor, timings=inv
             )
-        return RunResult(store, report(score_run(store, samples, cfg, measured)), measured.counts)
+        return RunResult(
+            store, _score_and_report(inv, store, samples, cfg, measured), measured.counts
+        )
 
 
 def report_only(run_dir: Path | str) -> RunResult:

@@ -160,10 +160,11 @@ def write_manifest(
     judge: dict[str, Any],
     extractors: dict[str, str],
     command: str,
+    invocation: str = "",
 ) -> None:
     """Write (or update) the manifest: config, identity, the model's full ``describe()`` (where
     it ran included), judge, set, metric specs, environment (with the ASR's CPU code path),
-    history."""
+    history (each entry with the ``invocation`` id its lines in ``timings.jsonl`` carry)."""
     from stylebench.metrics.spec import manifest_entry
 
     old = store.read_manifest() if store.exists() else {}
@@ -173,6 +174,7 @@ def write_manifest(
             "command": command,
             "at": dt.datetime.now(dt.timezone.utc).isoformat(),
             "stylebench": __version__,
+            **({"invocation": invocation} if invocation else {}),
         }
     )
     store.write_manifest(

@@ -4,7 +4,10 @@ Each stage's current records are kept under its name (``Measured.records["featur
 handed to the later stages that declare them as inputs. A stage runs when its spec says so for
 the run's config; a backend (the ASR model, the probe, the judge) is built once, and only when its
 stage has work for it. ``compute=False`` collects the current records of every stage without
-computing anything (``stylebench report``).
+computing anything (``stylebench report``). Given an invocation's timings
+(:class:`.timings.Invocation`), each stage that runs is clocked there: building it and its
+backend, and computing its units, count as its computation; planning, loading and appending
+records as the harness's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from stylebench.config import RunConfig
 from stylebench.executors.base import Executor
 from stylebench.pipeline.stage import run_stage
 from stylebench.pipeline.stages import RESPOND, STAGES, StageInputs, with_inputs
+from stylebench.pipeline.timings import Invocation, clocked
 from stylebench.records import Key, RespondRecord, Sample
 from stylebench.store import RunStore
 
@@ -46,6 +50,7 @@ def measure(
     executor: Executor | None = None,
     only: Collection[str] | None = None,
     manifest: Mapping[str, Any] | None = None,
+    timings: Invocation | None = None,
 ) -> Measured:
     """Run (or, with ``compute=False``, only collect) every stage after respond that runs for
     ``cfg``.
@@ -54,6 +59,7 @@ def measure(
     features; :mod:`stylebench.executors`). ``only`` limits the work to those stages and the
     stages they read from (``caption-eval`` needs no judge). ``manifest`` is the run's manifest
     when the caller has read it already (collecting reads the transcripts' CPU code path there).
+    ``timings`` clocks each stage that runs into that invocation's ``timings.jsonl`` lines.
     """
     wanted = None if only is None else with_inputs(list(only))
     out = Measured({RESPOND: replies, **{spec.name: {} for spec in STAGES}})
@@ -61,8 +67,8 @@ def measure(
     for spec in STAGES:
         if (wanted is not None and spec.name not in wanted) or not spec.runs(cfg, samples):
             continue
-        built = spec.build(
-            StageInputs(
+        with clocked(timings, spec.name) as clock:
+            ctx = StageInputs(
                 store,
                 samples,
                 cfg,
@@ -70,14 +76,15 @@ def measure(
                 compute,
                 manifest,
             )
-        )
-        try:
-            res = run_stage(
-                store, built.stage, executor=executor if spec.on_executor else None, **kw
-            )
-        finally:
-            if built.close is not None:
-                built.close()
+            built = clock.timed(spec.build, ctx)
+            try:
+                res = run_stage(
+                    store, built.stage, executor=executor if spec.on_executor else None, **kw
+                )
+            finally:
+                if built.close is not None:
+                    built.close()
+            clock.took(res)
         out.records[spec.name], out.counts[spec.name] = res.records, res.counts
         if built.info:
             out.info[spec.name] = built.info

@@ -4,7 +4,8 @@ A stage plans its work as :class:`Unit`\\ s (each: the keys it produces and the 
 current record of a key must carry) and computes the records of one unit. The loop, written once
 in :func:`run_stage`, loads what is already done for exactly those fingerprints, skips units that
 are complete, computes the rest, appends each record as soon as it exists (so a kill loses at most
-the record being written), turns the stage's declared errors into error records, and counts.
+the record being written), turns the stage's declared errors into error records, counts, and
+clocks the stage (:attr:`StageResult.compute_s`).
 
 Where a unit is computed is the executor's business (:mod:`stylebench.executors`): the serial
 executor calls :meth:`Stage.compute` in this process; a parallel one ships a stage's
@@ -15,8 +16,9 @@ run folder.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
 from stylebench.records import Key, error_record
@@ -39,10 +41,18 @@ class Unit:
 
 @dataclass
 class StageResult:
-    """The current record of every planned key (ok or error), and what the run did."""
+    """The current record of every planned key (ok or error), and what the run did.
+
+    ``compute_s`` is the time the loop spent waiting for units (computing them here, or waiting
+    for the executor's workers): the stage's wall time less its planning, loading and appending.
+    ``records_s`` is the sum of the ``elapsed_s`` of the records computed this time; with units
+    computed in parallel it exceeds ``compute_s``.
+    """
 
     records: dict[Key, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    compute_s: float = 0.0
+    records_s: float = 0.0
 
     def ok(self) -> dict[Key, Any]:
         return {k: r for k, r in self.records.items() if r.status == "ok"}
@@ -101,6 +111,45 @@ def is_ok(record: Any) -> bool:
     return record is not None and record.status == "ok"
 
 
+def timed(records: Iterable[Any]) -> Iterator[Any]:
+    """The records, each with its ``elapsed_s``: the seconds the iterator took to produce it
+    after the previous one (the first: after the unit began), so a unit's records sum to its
+    compute time. Where a unit computes its records together (a features sample, an ASR batch,
+    a judge chunk) the first carries the unit's time. A record that was timed already (respond's
+    turns by the model's call; records timed where a worker computed them) keeps its own.
+    Only the time inside the iterator counts, never what the consumer does between records."""
+    it = iter(records)
+    while True:
+        t0 = time.perf_counter()
+        try:
+            rec = next(it)
+        except StopIteration:
+            return
+        took = time.perf_counter() - t0
+        if getattr(rec, "elapsed_s", None) == 0.0:
+            rec = replace(rec, elapsed_s=round(took, 4))
+        yield rec
+
+
+class _Clock:
+    """Adds up the time spent inside the iterators it wraps (the units' computation)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def wrap(self, items: Iterable[Any]) -> Iterator[Any]:
+        it = iter(items)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            finally:  # a unit that raises (its error records) took its time too
+                self.seconds += time.perf_counter() - t0
+            yield item
+
+
 def run_stage(
     store: RunStore,
     stage: Stage,
@@ -141,11 +190,13 @@ def run_stage(
         if executor is not None
         else ((u, stage.compute(u, done)) for u in todo)
     )
-    for unit, records in pairs:
+    clock, records_s = _Clock(), 0.0
+    for unit, records in clock.wrap(pairs):
         bar.update(1)
         try:
-            for rec in records:
-                _keep(store, stage.name, rec, done, counts)
+            for rec in clock.wrap(timed(records)):
+                if _keep(store, stage.name, rec, done, counts):
+                    records_s += rec.elapsed_s
         except (*stage.errors, WorkerLost) as exc:
             if strict:
                 raise
@@ -156,7 +207,7 @@ def run_stage(
                         store, stage.name, error_record(stage.name, key, fp, message), done, counts
                     )
     bar.close()
-    return StageResult(done, counts)
+    return StageResult(done, counts, round(clock.seconds, 4), round(records_s, 4))
 
 
 def repeated(done: Mapping[Key, Any], rec: Any) -> bool:
@@ -168,10 +219,12 @@ def repeated(done: Mapping[Key, Any], rec: Any) -> bool:
 
 def _keep(
     store: RunStore, name: str, rec: Any, done: dict[Key, Any], counts: dict[str, int]
-) -> None:
+) -> bool:
+    """Append ``rec`` unless it repeats a kept one; whether it was kept."""
     if repeated(done, rec):
         counts["repeated"] = counts.get("repeated", 0) + 1
-        return
+        return False
     store.append(name, rec)
     done[(rec.sample_id, rec.turn)] = rec
     counts[rec.status] += 1
+    return True

@@ -42,6 +42,7 @@ RESERVED_KEYS = frozenset(
         "n_turns_ok",
         "notes",
         "plot",
+        "timings",  # added only by ``report --timings``, never written to the files
     }
 )
 

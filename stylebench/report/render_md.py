@@ -14,6 +14,7 @@ from stylebench.report.sections.captions import captions_markdown
 from stylebench.report.sections.emotion import emotion_markdown
 from stylebench.report.sections.human import human_markdown
 from stylebench.report.sections.relevance import banner_markdown, relevance_markdown
+from stylebench.report.sections.timings import timings_markdown
 from stylebench.report.sections.unscored import unscored_markdown
 
 
@@ -62,4 +63,6 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += captions_markdown(report["captions"])
     if report.get("notes"):
         lines += ["## Notes", "", *(f"- {md_escape(n)}" for n in report["notes"]), ""]
+    if "timings" in report:  # provenance, only where asked (report --timings), never in the files
+        lines += timings_markdown(report["timings"])
     return "\n".join(lines)
