@@ -254,7 +254,7 @@ def measure(
         Columns :func:`stylebench.pipeline.files.row_columns`: the file, its status and error
         (a file that cannot be read is a row with the reason), duration and speech span, a
         column per dimension with its score on the linear scale (``pitch`` Hz, ``volume`` RMS
-        amplitude, ``speed`` syllables per minute, ``expressiveness`` semitones) and one
+        amplitude, ``speed`` syllables per minute, an extension dimension in its own unit) and one
         ``<dim>_unscored`` with why it has none (``""`` when scored), ``volume_dbfs``,
         ``syllables``, ``transcript`` and every flag.
 

@@ -40,8 +40,9 @@ def test_spec_outputs_are_the_record_keys():
 
     by_name = {s.name: s for s in all_specs()}
 
-    def payload(cls: type) -> set[str]:  # raw: provenance, not a measurement
+    def payload(cls: type) -> set[str]:  # raw: provenance, elapsed_s: timing; no measurement
         return {f.name for f in dataclasses.fields(cls)} - {
+            "elapsed_s",
             "sample_id",
             "turn",
             "status",

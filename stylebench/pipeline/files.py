@@ -43,7 +43,7 @@ FP = "files"
 
 def file_dims() -> tuple[str, ...]:
     """The dimensions a file is scored on: those scored from its features (pitch, volume, speed,
-    expressiveness), in report order; emotion is scored from ratings or a probe, not features."""
+    extension dimensions), in report order; emotion is scored from ratings or a probe, not features."""
     return tuple(d.name for d in in_order() if d.acoustic)
 
 
@@ -99,7 +99,7 @@ class FileMeasurement:
     none) on each of :func:`file_dims`.
 
     ``scores`` are on each dimension's linear scale (pitch Hz, volume RMS amplitude, speed
-    syllables per minute, expressiveness semitones of F0 range); ``unscored`` holds the reason of
+    syllables per minute, an extension dimension in its own unit); ``unscored`` holds the reason of
     every dimension without one; ``flags`` are every flag of its features (transcript flags
     included) and of its sample (``speed_from_text``).
     """
