@@ -51,6 +51,7 @@ demo: setup
 # the suite, then the tiny random Qwen tests again on the declared transformers floor (below)
 test: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -q
 	$(MAKE) floor-check
 
@@ -89,6 +90,7 @@ floor-check:
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 clean-venv:
 	rm -rf $(VENV)

@@ -25,6 +25,10 @@
 #                          models three turns on each device in SB_SMOKE_TINY_DEVICES (default
 #                          "cuda", plus "cuda:1" when there are two GPUs), with no weights and
 #                          no network (scripts/gpu_tiny_qwen.py); 0 skips it
+#   SB_SMOKE_WHISPER       1 (default): then batched Whisper throughput on reply-like clips at
+#                          batch 1, 16 and 64 (scripts/gpu_whisper_throughput.py: large-v3
+#                          shapes with random weights unless SB_SMOKE_WHISPER_MODEL names a
+#                          CTranslate2 folder), table in $SB_SMOKE_OUT/whisper.tsv; 0 skips it
 #   SB_SMOKE_PYTHON        the python that has torch and stylebench (default python3)
 # Wheels only: on a machine without internet, install the wheels you carried in with
 #   pip install --no-index --find-links WHEELS torch transformers accelerate soundfile scipy ...
@@ -63,6 +67,14 @@ if [ "${SB_SMOKE_TINY:-1}" != 0 ]; then
   [ -f "$OUT/tiny.tsv" ] && awk -F'\t' -v OFS='\t' '{ t = ($4 == "ok") ? "3/3" : "-";
     print "tiny-" $1 "@" $2, $4, $5, t, ($4 == "ok") ? "" : $6 }' "$OUT/tiny.tsv" >>"$TSV"
   rm -f "$OUT/tiny.tsv"
+fi
+
+if [ "${SB_SMOKE_WHISPER:-1}" != 0 ]; then
+  echo "[smoke] batched Whisper throughput on ${SB_SMOKE_WHISPER_DEVICE:-cuda}" >&2
+  wargs=(--device "${SB_SMOKE_WHISPER_DEVICE:-cuda}" --out "$OUT/whisper.tsv")
+  [ -n "${SB_SMOKE_WHISPER_MODEL:-}" ] && wargs+=(--model "$SB_SMOKE_WHISPER_MODEL")
+  "$PYBIN" "$(dirname "$0")/gpu_whisper_throughput.py" "${wargs[@]}" >/dev/null \
+    2>"$OUT/whisper.log" || echo "[smoke] Whisper throughput failed: see $OUT/whisper.log" >&2
 fi
 
 HERE_STATUS=$($SB models 2>&1) || { echo "[smoke] \`$SB models\` failed: $HERE_STATUS" >&2; exit 2; }
@@ -148,4 +160,8 @@ done
 echo
 column -t -s $'\t' "$TSV" 2>/dev/null || cat "$TSV"
 echo
+if [ -s "$OUT/whisper.tsv" ]; then
+  column -t -s $'\t' "$OUT/whisper.tsv" 2>/dev/null || cat "$OUT/whisper.tsv"
+  echo
+fi
 echo "table: $TSV; per-model logs and run folders: $OUT/" >&2

@@ -185,7 +185,10 @@ def test_where_a_run_ran_is_not_passed_on_to_score(small_set, tmp_path):
     )
     res = run(cfg, progress=False)
     manifest = json.loads(res.store.manifest_path.read_text())
-    manifest["config"]["executor"].update(executor="ray", workers=7, asr_batch_size=8)
+    manifest["config"]["executor"].update(
+        executor="ray", workers=7, asr_batch_size=8, asr_workers=3
+    )
     res.store.write_manifest(manifest)
     ex = open_stored(res.store.root).cfg.executor
-    assert (ex.executor, ex.workers, ex.asr_batch_size) == ("serial", 2, 8)  # the ASR's key stays
+    # the ASR's key stays; how many replies it decoded at once changes no transcript
+    assert (ex.executor, ex.workers, ex.asr_batch_size, ex.asr_workers) == ("serial", 2, 8, 0)

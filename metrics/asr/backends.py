@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,11 @@ class FasterWhisperASR:
             :func:`resolve_offline_model`), or a hub name such as ``"large-v3"``.
         device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
         compute_type: CTranslate2 compute type, e.g. ``"int8"`` on CPU, ``"float16"`` on GPU.
-        cpu_threads: CPU threads (0 lets CTranslate2 choose).
+        cpu_threads: CPU threads of each worker (0 lets CTranslate2 choose).
+        workers: replies that can be decoded at once, from as many Python threads
+            (CTranslate2's ``num_workers``: one model replica each). Each reply is still decoded
+            alone, so the transcript is the one a single worker makes (docs/scale.md, "Faster
+            offline ASR"); :attr:`concurrency` tells a caller how many threads to use.
         beam_size: beams of the first pass (1 = greedy); always at temperature 0.
         cache_dir: cache root for joining ``"base"`` (default ``$STYLEBENCH_CACHE``).
     """
@@ -75,41 +80,48 @@ class FasterWhisperASR:
         device: str = "cpu",
         compute_type: str = "int8",
         cpu_threads: int = 0,
+        workers: int = 1,
         beam_size: int = 1,
         cache_dir: Path | None = None,
     ) -> None:
-        if beam_size < 1 or cpu_threads < 0:
-            raise ValueError("beam_size must be >= 1 and cpu_threads >= 0")
+        if beam_size < 1 or cpu_threads < 0 or workers < 1:
+            raise ValueError("beam_size and workers must be >= 1 and cpu_threads >= 0")
         self.model = model
         self.name = f"{self.backend}:{model}"
         self.device, self.compute_type = device, compute_type
         self.cpu_threads, self.beam_size, self.cache_dir = cpu_threads, beam_size, cache_dir
+        self.concurrency = workers
         self.english_only = model.endswith(".en")
         self._model: Any = None
         self._suppress: list[int] = []
+        self._loading = threading.Lock()
 
     def _load(self) -> Any:
-        if self._model is None:
-            try:
-                from faster_whisper import WhisperModel
-            except ImportError as exc:
-                raise missing_extra("asr", "faster-whisper") from exc
-            local = Path(self.model).expanduser()
-            if local.is_dir():
-                source = str(local)
-            elif self.model in OFFLINE_MODELS:
-                source = str(resolve_offline_model(self.model, self.cache_dir))
-            else:
-                source = self.model  # hub name: faster-whisper's cache or a download
-            self._model = WhisperModel(
-                source,
-                device=self.device,
-                compute_type=self.compute_type,
-                cpu_threads=self.cpu_threads,
-            )
-            tok = getattr(self._model, "hf_tokenizer", None)
-            if tok is not None:
-                self._suppress = numeral_tokens(tok.get_vocab_size(), lambda i: tok.decode([i]))
+        with self._loading:  # the first calls may come from several threads at once
+            return self._model if self._model is not None else self._build_model()
+
+    def _build_model(self) -> Any:
+        try:
+            from faster_whisper import WhisperModel
+        except ImportError as exc:
+            raise missing_extra("asr", "faster-whisper") from exc
+        local = Path(self.model).expanduser()
+        if local.is_dir():
+            source = str(local)
+        elif self.model in OFFLINE_MODELS:
+            source = str(resolve_offline_model(self.model, self.cache_dir))
+        else:
+            source = self.model  # hub name: faster-whisper's cache or a download
+        self._model = WhisperModel(
+            source,
+            device=self.device,
+            compute_type=self.compute_type,
+            cpu_threads=self.cpu_threads,
+            num_workers=self.concurrency,
+        )
+        tok = getattr(self._model, "hf_tokenizer", None)
+        if tok is not None:
+            self._suppress = numeral_tokens(tok.get_vocab_size(), lambda i: tok.decode([i]))
         return self._model
 
     def _options(self, lang: str, *, retry: bool) -> dict[str, Any]:

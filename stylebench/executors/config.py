@@ -51,6 +51,11 @@ class ExecutorConfig:
         "replies transcribed together by faster-whisper's batched pipeline (docs/scale.md#batched-transcription)",
         metavar="N",
     )
+    asr_workers: int = _opt(
+        0,
+        "replies the ASR decodes at once in this process, each alone on its own model replica (same transcripts): 0 = one per core, at most 4; 1 = one at a time",
+        metavar="N",
+    )
     feature_workers: int = _opt(
         0,
         "processes measuring features: 0 = one per core (in this process when there are few samples), 1 = in this process",
@@ -68,6 +73,7 @@ class ExecutorConfig:
             ("workers", 1),
             ("gpus_per_worker", 0),
             ("feature_workers", 0),
+            ("asr_workers", 0),
             ("asr_batch_size", 1),
         ):
             v = getattr(self, name)
@@ -78,7 +84,7 @@ class ExecutorConfig:
                 or v < low
             ):
                 raise ValueError(f"--{name.replace('_', '-')} must be a number >= {low}, got {v!r}")
-        for name in ("workers", "feature_workers", "asr_batch_size"):
+        for name in ("workers", "feature_workers", "asr_workers", "asr_batch_size"):
             if not isinstance(getattr(self, name), int):
                 raise ValueError(
                     f"--{name.replace('_', '-')} must be a whole number, got {getattr(self, name)!r}"

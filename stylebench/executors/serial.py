@@ -5,7 +5,9 @@ of processes on this machine, one per core by default (``--feature-workers``). T
 run folder in place (same machine), the results come back in unit order, and the driver appends
 them, so the stage file is the same, line for line, as the one an in-process run writes (but for
 each record's ``elapsed_s``, timed in the process that computed it). Stages
-with a resident model (respond, transcribe) run here, as before.
+with a resident model run here. A stage whose resident can compute several units at once from
+threads (``concurrency`` > 1: the transcribe stage with ``--asr-workers``) gets a pool of that
+many threads; its results too come back in unit order.
 
 As with any Python process pool, a script that calls :func:`stylebench.pipeline.commands.run`
 must guard its entry point (``if __name__ == "__main__":``): the pool's processes import it.
@@ -13,9 +15,11 @@ must guard its entry point (``if __name__ == "__main__":``): the pool's processe
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from stylebench.pipeline.stage import Unit, WorkerLost, timed
@@ -43,12 +47,18 @@ def pool_size(requested: int, n_units: int) -> int:
     return n if n_units >= MIN_UNITS_PER_PROCESS * n else 1
 
 
-def run_job(job: Any) -> tuple[bool, Any]:
-    """A job's outcomes, or the exception it raised (handed back, re-raised in the driver)."""
+def collect(records: Callable[[], Iterable[Any]]) -> tuple[bool, Any]:
+    """The records, each timed here (the driver only waits), or the exception raised making
+    them (handed back and re-raised in the driver, which decides what it means)."""
     try:
-        return True, list(timed(job.run(None)))  # timed here: the driver only waits
-    except Exception as exc:  # the driver decides what it means (stage errors or a crash)
+        return True, list(timed(records()))
+    except Exception as exc:
         return False, exc
+
+
+def run_job(job: Any) -> tuple[bool, Any]:
+    """A job's outcomes in a pool process (see :func:`collect`)."""
+    return collect(lambda: job.run(None))
 
 
 def stateless(stage: Any) -> bool:
@@ -77,7 +87,15 @@ class SerialExecutor:
     def map(
         self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]
     ) -> Iterator[tuple[Unit, Iterable[Any]]]:
-        n = pool_size(self.feature_workers, len(units)) if stateless(stage) else 1
+        if not stateless(stage):
+            n = min(getattr(stage, "concurrency", 1), len(units))
+            if n > 1:
+                yield from threaded(stage, units, done, n)
+            else:
+                for u in units:
+                    yield u, stage.compute(u, done)
+            return
+        n = pool_size(self.feature_workers, len(units))
         if n <= 1:
             for u in units:
                 yield u, stage.compute(u, done)
@@ -105,6 +123,41 @@ class SerialExecutor:
                     yield u, _raise(WorkerLost(f"a feature process died ({exc}); re-run to retry"))
                     continue
                 yield u, stage.accept(u, value, done) if ok else _raise(value)
+
+
+def threaded(
+    stage: Any, units: Sequence[Unit], done: Mapping[Any, Any], n: int
+) -> Iterator[tuple[Unit, Iterable[Any]]]:
+    """``stage.compute`` of ``n`` units at once on threads, results in unit order.
+
+    At most ``2 n`` units are submitted ahead of the one being handed back, so an interrupted
+    run has little computed and not yet appended; on the way out (the stage ends, fails or is
+    interrupted) units not yet started are cancelled and running ones finish. A stage's
+    ``holding()`` context, if it has one, is held here around the threads' whole lifetime.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    log.info("%s: %d units, %d at a time", stage.name, len(units), n)
+    ahead = iter(units)
+    pending: deque[tuple[Unit, Any]] = deque()
+    with getattr(stage, "holding", contextlib.nullcontext)():
+        pool = ThreadPoolExecutor(n, thread_name_prefix=f"stylebench-{stage.name}")
+
+        def submit() -> None:
+            u = next(ahead, None)
+            if u is not None:
+                pending.append((u, pool.submit(collect, lambda: stage.compute(u, done))))
+
+        try:
+            for _ in range(2 * n):
+                submit()
+            while pending:
+                u, fut = pending.popleft()
+                submit()
+                ok, value = fut.result()
+                yield u, value if ok else _raise(value)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _raise(exc: BaseException) -> Iterator[Any]:

@@ -42,8 +42,15 @@ from stylebench.store import RunStore
 
 log = logging.getLogger(__name__)
 #: executor settings a stored run's config does not pass on (how the ASR decoded does: it is
-#: part of the transcripts' key)
-WHERE_IT_RAN = ("executor", "ray_address", "workers", "gpus_per_worker", "feature_workers")
+#: part of the transcripts' key; how many replies it decoded at once is not, nor does it change one)
+WHERE_IT_RAN = (
+    "executor",
+    "ray_address",
+    "workers",
+    "gpus_per_worker",
+    "feature_workers",
+    "asr_workers",
+)
 
 
 @dataclass(frozen=True)

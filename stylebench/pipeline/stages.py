@@ -93,10 +93,18 @@ def _manifest(ctx: StageInputs) -> Mapping[str, Any] | None:
 
 
 def _transcribe(ctx: StageInputs) -> Built:
-    from stylebench.pipeline.transcribe import AsrSpec, TranscribeStage
+    from stylebench.executors.serial import cores
+    from stylebench.pipeline.transcribe import AsrSpec, TranscribeStage, asr_workers
 
     m, ex = ctx.cfg.measure, ctx.cfg.executor
-    spec = AsrSpec(m.asr, m.asr_model, ex.asr_device)
+    n = cores()
+    # several replies at once in this process; a Ray ASR actor decodes one unit at a time
+    workers = (
+        1
+        if ex.executor != "serial"
+        else asr_workers(ex.asr_workers, m.asr, ex.asr_device, ex.asr_batch_size, n)
+    )
+    spec = AsrSpec(m.asr, m.asr_model, ex.asr_device, workers=workers, cores=n)
     stage = TranscribeStage(
         ctx.store,
         ctx.records[RESPOND],

@@ -8,13 +8,20 @@ under the recorded one, so a run folder moved to another machine still reports. 
 decoding (a GPU, batches: ``--asr-device``, ``--asr-batch-size``) is part of the key, since its
 transcripts can differ from the default's (:mod:`stylebench.metrics.asr.batched` says where).
 
-With ``--asr-batch-size N`` a unit is N replies, transcribed together by a
-:class:`TranscribeJob` (in this process or on an ASR actor); a reply whose audio cannot be read
-is that reply's error record, not the batch's.
+A unit is one reply's audio: replies whose bytes are the same (a model that says a turn again
+word for word, and sample for sample) share one unit and are transcribed once; each keeps its own
+record, the copies naming the reply they share it with in ``raw["same_audio_as"]``. With
+``--asr-batch-size N`` a unit is N such audios, transcribed together by a :class:`TranscribeJob`
+(in this process or on an ASR actor); a reply whose audio cannot be read is that reply's error
+record, not the batch's. With ``--asr-workers N`` (faster-whisper on CPU, one reply at a time)
+the serial executor computes N units at once on threads, each decoded alone on its own model
+replica with one CTranslate2 thread: the same transcripts as one at a time (docs/scale.md,
+"Faster offline ASR"), so the number of workers is not part of the key.
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -42,21 +49,45 @@ def make_asr(backend: str, model: str) -> Any:
     return ASR_BACKENDS.load(backend)(model)
 
 
+#: ``--asr-workers 0`` decodes this many replies at once at most: each worker holds a replica of
+#: the model, and past a few the cores are better spent on CTranslate2's intra-op threads
+AUTO_ASR_WORKERS_MAX = 4
+
+
 @dataclass(frozen=True)
 class AsrSpec:
-    """How to build the ASR model anywhere; calling it builds it (on ``device``)."""
+    """How to build the ASR model anywhere; calling it builds it (on ``device``).
+
+    ``workers`` > 1 (faster-whisper on CPU only) builds a model that decodes that many replies
+    at once from threads, sharing ``cores`` between them as intra-op threads."""
 
     backend: str
     model: str
     device: str = "cpu"
+    workers: int = 1
+    cores: int = 1
 
     def __call__(self) -> Any:
         if self.device == "cpu":
+            if self.workers > 1:
+                threads = max(1, self.cores // self.workers)
+                return ASR_BACKENDS.load(self.backend)(
+                    self.model, cpu_threads=threads, workers=self.workers
+                )
             return make_asr(self.backend, self.model)
         kw = {"device": self.device}
         if self.backend == "faster-whisper":
             kw["compute_type"] = "float16"
         return ASR_BACKENDS.load(self.backend)(self.model, **kw)
+
+
+def asr_workers(requested: int, backend: str, device: str, batch_size: int, cores: int) -> int:
+    """How many replies the serial executor transcribes at once: ``requested``, or with 0 one
+    per core up to :data:`AUTO_ASR_WORKERS_MAX`; always 1 where decoding is not per reply on a
+    CPU by faster-whisper (a GPU, batches, openai-whisper)."""
+    if backend != "faster-whisper" or device != "cpu" or batch_size > 1:
+        return 1
+    return requested or max(1, min(cores, AUTO_ASR_WORKERS_MAX))
 
 
 def asr_variant(device: str = "cpu", batch_size: int = 1) -> str:
@@ -125,6 +156,7 @@ class TranscribeStage:
         self.store, self.replies, self.lang_of = store, replies, lang_of
         self.asr, self.get_asr, self.batch_size, self.strict = asr, get_asr, batch_size, strict
         self.resident = spec or AsrSpec(*asr)
+        self.concurrency = self.resident.workers if batch_size == 1 else 1
         self.variant = asr_variant(self.resident.device, batch_size)
         # this process's CPU code path, unless the caller names the one the records were made on
         self.machine = (
@@ -133,11 +165,24 @@ class TranscribeStage:
         if batch_size > 1:
             self.unit = "batch"  # type: ignore[misc]
 
+    def holding(self) -> contextlib.AbstractContextManager[None]:
+        """Held by the thread that computes this stage's units on threads, around them all: one
+        BLAS thread for the whole stage (:mod:`stylebench.metrics.asr.threads` says why a decode
+        thread cannot take and give back that limit itself)."""
+        from stylebench.metrics.asr.threads import one_blas_thread
+
+        return one_blas_thread()
+
     def plan(self) -> list[Unit]:
-        ok = [(k, r) for k, r in self.replies.items() if r.status == "ok"]
+        # replies by audio bytes and language (decoded in it), in reply order
+        audios: dict[tuple[str, str], list[tuple[Key, Any]]] = {}
+        for k, r in self.replies.items():
+            if r.status == "ok":
+                audios.setdefault((r.sha256, self.lang_of[r.sample_id]), []).append((k, r))
+        groups = list(audios.values())
         units = []
-        for i in range(0, len(ok), self.batch_size):
-            part = ok[i : i + self.batch_size]
+        for i in range(0, len(groups), self.batch_size):
+            part = [kr for group in groups[i : i + self.batch_size] for kr in group]
             uid = f"{part[0][0][0]}/{part[0][0][1]}" + (
                 f"+{len(part) - 1}" if len(part) > 1 else ""
             )
@@ -218,15 +263,23 @@ class TranscribeJob:
                     )
         from stylebench.metrics.asr.threads import one_blas_thread
 
+        firsts: dict[tuple[str, str], Any] = {}  # the first reply of each audio and language
+        for item in loaded:
+            firsts.setdefault((item[1], item[4]), item)
         batch = getattr(asr, "transcribe_batch", None)
         with one_blas_thread():  # the same transcript whatever the core count
-            if self.batch_size > 1 and batch is not None and len(loaded) > 1:
-                trs = batch([(w, sr, lang) for _, _, w, sr, lang in loaded], self.batch_size)
+            if self.batch_size > 1 and batch is not None and len(firsts) > 1:
+                trs = batch(
+                    [(w, sr, lang) for _, _, w, sr, lang in firsts.values()], self.batch_size
+                )
             else:
-                trs = [asr.transcribe(w, sr, lang) for _, _, w, sr, lang in loaded]
-        done = {
-            key: _record(key, fp, tr, raw) for (key, fp, *_), tr in zip(loaded, trs, strict=True)
-        }
+                trs = [asr.transcribe(w, sr, lang) for _, _, w, sr, lang in firsts.values()]
+        made = {ab: (it[0], tr) for (ab, it), tr in zip(firsts.items(), trs, strict=True)}
+        done = {}
+        for key, fp, _, _, lang in loaded:  # a reply with the bytes of another takes its transcript
+            first, tr = made[(fp, lang)]
+            same = {"same_audio_as": [*first]} if first != key else {}
+            done[key] = _record(key, fp, tr, {**raw, **same})
         for key, _, _, _ in self.items:
             yield done[key] if key in done else failed[key]
 
