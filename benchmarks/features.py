@@ -1,9 +1,13 @@
 """Speed of the features pass, as x realtime per core, against a naive librosa.pyin loop.
 
 Both are measured in the same run, on the same espeak-ng utterances, in one process pinned to
-one thread (so "per core" is honest). Printed ratio = our x-realtime / baseline x-realtime.
+one thread (so "per core" is honest), ``--repeat`` times each, alternating (ours, baseline, ours,
+...), so a slow spell of the machine falls on both. Printed: each side's median and spread over
+the repeats, and the ratio of the medians = our x-realtime / baseline x-realtime. A single pass
+of each takes about a second here, and one pass of each gave ratios from 6.7x to 7.8x on
+unchanged code on a quiet machine: read the median.
 
-    python benchmarks/features.py [--n 12] [--asr]    # `make bench` installs librosa first
+    python benchmarks/features.py [--n 12] [--repeat 7] [--asr]    # `make bench` installs librosa
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--n", type=int, default=12, help="number of utterances")
+    ap.add_argument("--repeat", type=int, default=7, help="timed passes of each, alternating")
     ap.add_argument("--asr", action="store_true", help="also time the offline Whisper base ASR")
     args = ap.parse_args()
     try:
@@ -112,17 +117,27 @@ def main() -> None:
         paths = make_corpus(Path(tmp), args.n)
         secs = audio_seconds(paths)
         ours(paths[:2]), librosa_pyin(paths[:1])  # warm-up: imports, JIT, model loads
-        t_ours, t_base = ours(paths), librosa_pyin(paths)
+        times: dict[str, list[float]] = {"ours": [], "base": []}
+        for _ in range(max(1, args.repeat)):
+            times["ours"].append(ours(paths))
+            times["base"].append(librosa_pyin(paths))
+        t_ours, t_base = (float(np.median(times[k])) for k in ("ours", "base"))
         print(f"corpus: {len(paths)} espeak-ng utterances, {secs:.1f} s of audio, 1 thread")
+        print(f"{args.repeat} passes each, alternating; x realtime per core, median [min, max]:")
+        for key, label in (
+            ("ours", "stylebench features (silero VAD, pyworld F0, Praat F0, RMS, nuclei)"),
+            ("base", "baseline librosa.pyin loop (load + pYIN F0 + RMS)"),
+        ):
+            xs = [secs / t for t in times[key]]
+            print(
+                f"{label:70s} {secs / (t_ours if key == 'ours' else t_base):7.2f} "
+                f"[{min(xs):.2f}, {max(xs):.2f}]"
+            )
+        ratios = [b / o for o, b in zip(times["ours"], times["base"], strict=True)]
         print(
-            f"stylebench features (silero VAD, pyworld F0, Praat F0, RMS, nuclei): "
-            f"{secs / t_ours:8.2f} x realtime per core"
+            f"ratio stylebench / baseline (medians): {t_base / t_ours:.2f}x "
+            f"(pass by pass: {min(ratios):.2f}x to {max(ratios):.2f}x)"
         )
-        print(
-            f"baseline librosa.pyin loop (load + pYIN F0 + RMS):                  "
-            f"{secs / t_base:8.2f} x realtime per core"
-        )
-        print(f"ratio stylebench / baseline: {t_base / t_ours:.2f}x")
         if args.asr:
             t_asr = asr(paths)
             print(f"faster-whisper base int8 ASR: {secs / t_asr:8.2f} x realtime per core")
