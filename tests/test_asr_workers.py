@@ -51,6 +51,7 @@ class OverlappingASR:
     reads the BLAS threads it has (a stand-in for Whisper's log-mel features)."""
 
     backend = "overlapping"
+    concurrency = 2
 
     def __init__(self) -> None:
         self.arrived = threading.Barrier(2, timeout=10)
@@ -89,7 +90,6 @@ def test_one_blas_thread_holds_over_decodes_that_end_under_others(tmp_path):
         {"s-en-1": "en"},
         ("overlapping", "o"),
         lambda: asr,
-        spec=AsrSpec("overlapping", "o", workers=2),
         machine={},
     )
     assert stage.concurrency == 2
@@ -151,11 +151,40 @@ def test_how_many_replies_are_decoded_at_once():
         make_config(asr_workers=-1)
 
 
-def test_workers_share_the_cores_as_intra_op_threads():
+def test_workers_share_the_cores_as_intra_op_threads(monkeypatch):
     built = AsrSpec("faster-whisper", "base", workers=2, cores=8)()
     assert (built.concurrency, built.cpu_threads) == (2, 4)
     one = AsrSpec("faster-whisper", "base", cores=8)()
     assert (one.concurrency, one.cpu_threads) == (1, 0)  # CTranslate2's own choice, as before
+    # built through make_asr either way, so whatever is installed there is what runs
+    from stylebench.pipeline import transcribe
+
+    calls = []
+    monkeypatch.setattr(transcribe, "make_asr", lambda *a, **kw: calls.append((a, kw)))
+    AsrSpec("faster-whisper", "base", workers=2, cores=2)()
+    AsrSpec("faster-whisper", "base")()
+    assert calls == [
+        (("faster-whisper", "base"), {"cpu_threads": 1, "workers": 2}),
+        (("faster-whisper", "base"), {}),
+    ]
+
+
+def test_an_asr_without_concurrency_is_asked_one_reply_at_a_time(tmp_path):
+    store = RunStore(tmp_path / "run")
+    rng = np.random.default_rng(2)
+    replies = _replies(store, {("s-en-1", t): 0.1 * rng.standard_normal(16000) for t in (1, 2)})
+    asr = CountingASR()  # declares no concurrency: may not be thread-safe
+    stage = TranscribeStage(
+        store,
+        replies,
+        {"s-en-1": "en"},
+        ("counting", "c"),
+        lambda: asr,
+        spec=AsrSpec("counting", "c", workers=4),
+        machine={},
+    )
+    assert stage.concurrency == 1
+    assert run_stage(store, stage, executor=serial.SerialExecutor()).counts["ok"] == 2
 
 
 class CountingASR:

@@ -175,7 +175,7 @@ def test_unparseable_and_failed_verdicts_are_counted_apart(
             mark = {1: " GARBLE", 4: " OUTAGE"}.get(self.n, "")
             return Transcript(tr.text + mark, lang, (), "x", "y", ())
 
-    monkeypatch.setattr(transcribe, "make_asr", lambda b, m: Marking(tmp_path))
+    monkeypatch.setattr(transcribe, "make_asr", lambda b, m, **options: Marking(tmp_path))
     res = run(cfg_for(small_set, tmp_path), progress=False)
     recs = latest(res.store, "judge")
     for turn, kind in ((SRD_TURN, "srd"), (MRD_TURN, "mrd")):

@@ -88,7 +88,8 @@ class SerialExecutor:
         self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]
     ) -> Iterator[tuple[Unit, Iterable[Any]]]:
         if not stateless(stage):
-            n = min(getattr(stage, "concurrency", 1), len(units))
+            # asked only when there are units to share: it may build the stage's model
+            n = min(getattr(stage, "concurrency", 1), len(units)) if len(units) > 1 else 1
             if n > 1:
                 yield from threaded(stage, units, done, n)
             else:

@@ -45,8 +45,8 @@ ASR_BACKENDS = LazyRegistry.from_pairs(
 )
 
 
-def make_asr(backend: str, model: str) -> Any:
-    return ASR_BACKENDS.load(backend)(model)
+def make_asr(backend: str, model: str, **options: Any) -> Any:
+    return ASR_BACKENDS.load(backend)(model, **options)
 
 
 #: ``--asr-workers 0`` decodes this many replies at once at most: each worker holds a replica of
@@ -71,9 +71,7 @@ class AsrSpec:
         if self.device == "cpu":
             if self.workers > 1:
                 threads = max(1, self.cores // self.workers)
-                return ASR_BACKENDS.load(self.backend)(
-                    self.model, cpu_threads=threads, workers=self.workers
-                )
+                return make_asr(self.backend, self.model, cpu_threads=threads, workers=self.workers)
             return make_asr(self.backend, self.model)
         kw = {"device": self.device}
         if self.backend == "faster-whisper":
@@ -156,7 +154,6 @@ class TranscribeStage:
         self.store, self.replies, self.lang_of = store, replies, lang_of
         self.asr, self.get_asr, self.batch_size, self.strict = asr, get_asr, batch_size, strict
         self.resident = spec or AsrSpec(*asr)
-        self.concurrency = self.resident.workers if batch_size == 1 else 1
         self.variant = asr_variant(self.resident.device, batch_size)
         # this process's CPU code path, unless the caller names the one the records were made on
         self.machine = (
@@ -164,6 +161,14 @@ class TranscribeStage:
         )
         if batch_size > 1:
             self.unit = "batch"  # type: ignore[misc]
+
+    @property
+    def concurrency(self) -> int:
+        """Units the built ASR can take at once from threads (its ``concurrency``; 1 for a
+        backend without one, and with batches). Builds the ASR: ask only when there is work."""
+        if self.batch_size > 1:
+            return 1
+        return max(1, int(getattr(self.get_asr(), "concurrency", 1)))
 
     def holding(self) -> contextlib.AbstractContextManager[None]:
         """Held by the thread that computes this stage's units on threads, around them all: one

@@ -97,7 +97,7 @@ def install_standins(mp: pytest.MonkeyPatch, root: Path) -> None:
     entries = dict(judge_mod.JUDGES.items())
     entries["overlap-standin"] = "standins.judge:OverlapJudgeStandIn"
     mp.setattr(judge_mod, "JUDGES", LazyRegistry("judge", entries))
-    mp.setattr(transcribe, "make_asr", lambda backend, model: TextASRStandIn(root))
+    mp.setattr(transcribe, "make_asr", lambda backend, model, **options: TextASRStandIn(root))
     mp.setenv("STYLEBENCH_CACHE", str(root / "cache"))
     OverlapJudgeStandIn.calls = 0
 
