@@ -87,21 +87,18 @@ class SerialExecutor:
     def map(
         self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any]
     ) -> Iterator[tuple[Unit, Iterable[Any]]]:
-        if not stateless(stage):
-            # asked only when there are units to share: it may build the stage's model
-            n = min(getattr(stage, "concurrency", 1), len(units)) if len(units) > 1 else 1
+        if stateless(stage):
+            n = pool_size(self.feature_workers, len(units))
+            if n > 1:
+                yield from self._pooled(stage, units, done, n)
+                return
+        elif len(units) > 1:  # asked only when there is work to share: it may build the model
+            n = min(getattr(stage, "concurrency", 1), len(units))
             if n > 1:
                 yield from threaded(stage, units, done, n)
-            else:
-                for u in units:
-                    yield u, stage.compute(u, done)
-            return
-        n = pool_size(self.feature_workers, len(units))
-        if n <= 1:
-            for u in units:
-                yield u, stage.compute(u, done)
-            return
-        yield from self._pooled(stage, units, done, n)
+                return
+        for u in units:
+            yield u, stage.compute(u, done)
 
     def _pooled(
         self, stage: Any, units: Sequence[Unit], done: Mapping[Any, Any], n: int
