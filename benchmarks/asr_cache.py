@@ -50,6 +50,11 @@ def cached_transcript(wave: np.ndarray, sr: int, lang: str, cache: Path) -> tupl
         "model": tr.model,
         "words": [[w.text, round(w.start, 3), round(w.end, 3)] for w in tr.words],
         "flags": list(tr.flags),
+        "spoken_lang": tr.spoken_lang,
+        "spoken_lang_p": tr.spoken_lang_p,
+        "declared_lang_p": tr.declared_lang_p,
+        "mean_logprob": tr.mean_logprob,
+        "unsure_word_share": tr.unsure_word_share,
     }
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")

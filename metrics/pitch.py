@@ -1,4 +1,9 @@
-"""Pitch score: mean F0 over the voiced frames that two trackers agree on.
+"""Pitch score: mean F0 over the voiced frames that a majority of three trackers agree on.
+
+The three trackers are pyworld, Praat and SwiftF0 (:func:`swift_f0_track`), voting frame by
+frame (:func:`majority_f0`). The rest of this docstring describes the two-tracker agreement
+that the vote replaced, and why it was built; docs/metrics.md ("Pitch") has the current rule
+and its measurements.
 
 Definitions (DESIGN "pitch"): F0 from pyworld ``dio`` refined by ``stonemask`` (the FastSpeech2
 recipe) on 5 ms frames; a frame is voiced when its F0 is > 0. On real voices dio sometimes
@@ -19,17 +24,19 @@ on the 11-clip corpus and checked on held-out real model replies (docs/metrics.m
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from stylebench.metrics._common import as_wave, check_sr
+from stylebench.metrics._common import as_wave, check_sr, resample
 from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="f0",
-    version="3",
+    version="4",
     outputs=(
         "f0_mean",
         "f0_median",
@@ -38,20 +45,26 @@ SPEC = MetricSpec(
         "f0_range_lo",
         "f0_range_hi",
         "praat_f0_mean",
+        "swift_f0_mean",
         "f0_mean_agreed",
         "f0_median_agreed",
         "f0_agreement",
         "f0_octave_share",
         "f0_voiced_span_share",
+        "f0_voiced_share",
+        "f0_pyworld_gap_st",
     ),
     needs=("audio",),
     description=(
-        "Mean F0 (Hz) of pyworld dio + stonemask (5 ms frames, 50-800 Hz) over the frames that "
-        "Praat's autocorrelation pitch on the same grid also finds voiced within 2 semitones, "
-        "without the first and last frame of each run of such frames (f0_mean_agreed, the "
-        "default score; f0_agreement = agreed / pyworld-voiced frames; f0_octave_share = frames "
-        "an octave apart). Beside it: plain mean and median over all voiced frames, and the mean "
-        "inside the reply's octave-guard range (median of its agreed frames +-0.75 octave)."
+        "Three trackers on one 5 ms grid, 50-800 Hz: pyworld dio + stonemask, Praat "
+        "autocorrelation and SwiftF0 (a CNN, 16 ms frames, voiced at confidence >= 0.5). A frame "
+        "counts when at least two are voiced within 2 semitones of each other; its F0 is the "
+        "median of those (two: their mean). Run edges (1 frame) and frames an octave or more "
+        "under the reply's median are dropped. f0_mean_agreed = mean over those frames (the "
+        "default score); f0_agreement = such frames / frames two trackers call voiced; "
+        "f0_voiced_share = voted-voiced seconds per second of detected speech; f0_mean = "
+        "pyworld's plain mean over its voiced frames (FastSpeech2), f0_pyworld_gap_st = its "
+        "distance from the score in semitones."
     ),
 )
 
@@ -149,6 +162,155 @@ def praat_f0_track(
         return np.zeros(grid.size)
     idx = np.clip(np.round((grid - xs[0]) / step).astype(int), 0, xs.size - 1)
     return np.where(np.abs(xs[idx] - grid) <= step / 2 + 1e-9, f0[idx], 0.0)
+
+
+#: SwiftF0's fixed analysis: 16 kHz input, one frame per 256 samples (16 ms), frame j centred
+#: at ``j * 16 ms`` (checked on a linear chirp: tests/test_pitch_swift.py), F0 searched within
+#: 46.875-2093.75 Hz, a frame voiced when its confidence is at least 0.5 (the package's own
+#: calibration; ``swift_f0.core``)
+SWIFT_SR = 16000
+SWIFT_HOP = 256
+SWIFT_VOICED = 0.5
+_SWIFT: dict[str, Any] = {}
+_SWIFT_LOCK = threading.Lock()
+
+
+def _swift_detector() -> Any:
+    """One SwiftF0 ONNX session per process, on one thread (the same numbers whatever the
+    machine's core count; one thread already runs about 100x realtime)."""
+    with _SWIFT_LOCK:
+        if "det" not in _SWIFT:
+            try:
+                from swift_f0 import SwiftF0
+            except ImportError as exc:
+                from stylebench.errors import MissingExtra
+
+                raise MissingExtra(
+                    "swift-f0 (the third F0 tracker) is not installed: pip install 'stylebench[signal]'"
+                ) from exc
+            _SWIFT["det"] = SwiftF0(threads=1, spin=False)
+        return _SWIFT["det"]
+
+
+def swift_f0_track(
+    wave: np.ndarray,
+    sr: int,
+    *,
+    frame_ms: float = 5.0,
+    f0_floor: float = 50.0,
+    f0_ceil: float = 800.0,
+) -> np.ndarray:
+    """F0 contour from SwiftF0 (the PyPI package ``swift-f0``: a small CNN run by onnxruntime),
+    the arbiter between pyworld and Praat.
+
+    The audio goes in at 16 kHz (resampled here when it is not); SwiftF0 answers every 16 ms.
+    Each frame of the :func:`f0_track` grid takes the SwiftF0 frame whose centre is nearest, and
+    is 0 where that frame's confidence is under :data:`SWIFT_VOICED` or its F0 lies outside
+    ``[f0_floor, f0_ceil]``.
+
+    Returns:
+        F0 in Hz per ``frame_ms`` frame, the same number of frames as :func:`f0_track`.
+
+    Raises:
+        ValueError: bad waveform, rate or search range.
+        MissingExtra: swift-f0 is not installed.
+    """
+    sr = check_sr(sr)
+    _check_range(f0_floor, f0_ceil, frame_ms)
+    x = as_wave(wave, min_samples=int(sr * 3 / f0_floor))
+    grid = np.arange(n_frames(x.size, sr, frame_ms)) * (frame_ms / 1000.0)
+    y = resample(x, sr, SWIFT_SR).astype(np.float32)
+    fmin, fmax = max(f0_floor, 46.875), min(f0_ceil, 2093.75)
+    res = _swift_detector().detect(y, SWIFT_SR, fmin=fmin, fmax=fmax)
+    f0 = np.where(
+        (res.confidence >= SWIFT_VOICED) & (res.pitch_hz >= f0_floor) & (res.pitch_hz <= f0_ceil),
+        res.pitch_hz,
+        0.0,
+    )
+    if f0.size == 0:
+        return np.zeros(grid.size)
+    idx = np.round(grid / (SWIFT_HOP / SWIFT_SR)).astype(int)
+    return np.where(idx < f0.size, f0[np.minimum(idx, f0.size - 1)], 0.0)
+
+
+def majority_f0(tracks: Sequence[np.ndarray], tol_st: float = AGREE_TOL_ST) -> np.ndarray:
+    """Per frame, the F0 a majority of trackers agree on; 0 where there is no majority.
+
+    A tracker belongs to a frame's majority when it is voiced there and lies within ``tol_st``
+    semitones of another voiced tracker; with three trackers a frame has a majority when at
+    least two agree (three trackers spread wider than the tolerance pairwise have none). The
+    frame's value is the median of its majority's F0s (two: their mean), so one tracker's octave
+    or subharmonic error never enters, and which two trackers agree may change frame by frame.
+
+    Raises:
+        ValueError: fewer than two tracks, tracks of different lengths, a negative tolerance.
+    """
+    arr = [np.asarray(t, dtype=np.float64).reshape(-1) for t in tracks]
+    if len(arr) < 2:
+        raise ValueError("majority_f0 needs at least two F0 tracks")
+    if len({a.size for a in arr}) != 1:
+        raise ValueError("F0 tracks differ in length; put them on one frame grid first")
+    if tol_st < 0:
+        raise ValueError(f"tol_st must be >= 0, got {tol_st}")
+    stack = np.vstack(arr)
+    member = np.zeros(stack.shape, dtype=bool)
+    for i in range(len(arr)):
+        for j in range(i + 1, len(arr)):
+            agree = _both_voiced(stack[i], stack[j]) & (
+                np.abs(_semitones_apart(stack[i], stack[j])) <= tol_st
+            )
+            member[i] |= agree
+            member[j] |= agree
+    has = member.any(axis=0)
+    values = np.where(member, stack, np.nan)
+    out = np.zeros(stack.shape[1])
+    if has.any():
+        out[has] = np.nanmedian(values[:, has], axis=0)
+    return out
+
+
+def voted_voiced(tracks: Sequence[np.ndarray]) -> np.ndarray:
+    """Frames that a majority of the trackers call voiced (F0 > 0), whatever F0 each reports."""
+    stack = np.vstack([np.asarray(t, dtype=np.float64).reshape(-1) for t in tracks])
+    return (np.isfinite(stack) & (stack > 0)).sum(axis=0) * 2 > stack.shape[0]
+
+
+#: a voted frame this many semitones or more below the reply's median voted F0 is a subharmonic
+#: (creak, or an octave error two trackers share), not the voice's pitch
+SUBHARMONIC_ST = 12.0
+
+
+def drop_subharmonics(track: np.ndarray, below_st: float = SUBHARMONIC_ST) -> np.ndarray:
+    """``track`` with its voiced frames at least ``below_st`` semitones under the median of its
+    voiced frames set to 0.
+
+    Why only below: two trackers can share a subharmonic (a creaky phrase end, a period-doubled
+    frame), and the F0 they agree on there moves with tempo (real-speech corpus, tempo x0.8:
+    such frames read 178 Hz on the original and 141 Hz on the copy, beside 261 Hz for the
+    voice); expressive speech rises far above its median, but no voice's pitch drops an octave
+    under it. Fewer than 3 voiced frames: returned unchanged.
+    """
+    f0 = np.asarray(track, dtype=np.float64).reshape(-1)
+    voiced = np.isfinite(f0) & (f0 > 0)
+    if int(voiced.sum()) < MIN_VOICED_FRAMES:
+        return f0.copy()
+    median = float(np.median(f0[voiced]))
+    return np.where(voiced & (f0 > median * 2.0 ** (-below_st / 12.0)), f0, 0.0)
+
+
+def trim_edges(track: np.ndarray, edge: int = EDGE_FRAMES) -> np.ndarray:
+    """``track`` with the first and last ``edge`` frames of every run of voiced frames set to 0
+    (voicing onsets and offsets: the least stable estimates, and a tempo change alters how many
+    such frames a reply has); runs shorter than ``2 * edge + 1`` frames go entirely."""
+    f0 = np.asarray(track, dtype=np.float64).reshape(-1)
+    if edge < 0:
+        raise ValueError(f"edge must be >= 0, got {edge}")
+    if not edge:
+        return f0.copy()
+    from scipy.ndimage import binary_erosion
+
+    keep = binary_erosion(f0 > 0, structure=np.ones(2 * edge + 1, dtype=bool))
+    return np.where(keep, f0, 0.0)
 
 
 def n_frames(n_samples: int, sr: int, frame_ms: float) -> int:

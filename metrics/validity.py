@@ -17,13 +17,23 @@ Rules (every threshold was set from measurements listed in docs/metrics.md, "Uns
   least :data:`MIN_SYLLABLES` syllables and no doubt about it). A steady pitch blocks even then:
   no speaker holds F0 within a quarter semitone for a whole reply.
 - **doubtful transcript** (speed): the transcript loops, is empty, has low confidence, was
-  re-decoded (Whisper flags), is in the wrong script for the language, has a syllable rate per
+  re-decoded without the nuclei count confirming it, is mostly guessed words, is in the wrong script for the language, has a syllable rate per
   second of speech outside :data:`PLAUSIBLE_SYL_PER_S`, or its syllable count is far from the
   ASR-independent syllable-nuclei count of the same audio (ratio outside
   :data:`PLAUSIBLE_SYL_PER_NUCLEUS`). A text channel that agrees with the transcript vouches for
   it; otherwise speed is taken from the text channel when every turn has one, else unscored.
-- **trackers disagree** (pitch, ``f0_extractors_disagree``): Praat confirms fewer than ``F0_MIN_AGREEMENT`` of pyworld's
-  voiced frames (``stylebench.pipeline.measure``).
+- **trackers disagree** (pitch, ``f0_extractors_disagree``): of the frames a majority of the three
+  F0 trackers (pyworld, Praat, SwiftF0) call voiced, fewer than ``F0_MIN_AGREEMENT`` have two
+  trackers within 2 semitones (``stylebench.pipeline.measure``).
+- **too little voicing** (pitch and the dimensions built on it): ``unvoiced_speech`` under
+  :data:`MIN_VOICED_SHARE` voiced seconds per second of speech, ``whispered`` for little
+  voicing with energy high in the spectrum.
+- **another language** (speed, ``language_mismatch``): the ASR's language ID hears another
+  language than the declared one (:func:`language_mismatch`); the transcript is a translation.
+- **guessed words** (speed, ``asr_unsure``): most of the transcript's word time lies on words
+  the ASR is unsure of (nonsense words, mumbling). A re-decoded transcript is doubtful only when
+  the syllable-nuclei count does not confirm it (``asr_redecoded_unconfirmed``), so the same
+  clean speech is scored whichever instruction set the ASR ran on.
 """
 
 from __future__ import annotations
@@ -38,8 +48,8 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="validity",
-    version="1",
-    outputs=("level_spread_db",),
+    version="2",
+    outputs=("level_spread_db", "high_band_share"),
     needs=("audio", "speech_span"),
     description=(
         "level_spread_db: 90th minus 10th percentile of the 20 ms frame levels (dB) inside the "
@@ -63,20 +73,54 @@ PLAUSIBLE_SYL_PER_S = (1.0, 11.0)
 #: transcript syllables per ASR-free syllable nucleus (intensity peak) of the same audio
 PLAUSIBLE_SYL_PER_NUCLEUS = (0.5, 3.0)
 
+#: voiced seconds (frames a majority of the three F0 trackers call voiced) per second of
+#: detected speech below which a reply has no pitch: whispered, breathy or unvoiced speech.
+#: Tuning data (benchmarks/corpus, clean real speech): 0.46 at the least; the same clips
+#: resynthesised unvoiced (a whisper's source) read 0.009 at most. Held out (VStyle replies):
+#: 181 of 182 at 0.30 or more (5th percentile 0.48); the one whispered reply 0.001.
+MIN_VOICED_SHARE = 0.2
+#: the whisper/breathy signature: little voicing (under :data:`WHISPER_MAX_VOICED`, below every
+#: clean clip's share) with energy high in the spectrum (:func:`high_band_share` at least
+#: :data:`WHISPER_MIN_HIGH_BAND`; clean real speech: 0.21 at most on the corpus, a telephone
+#: clip; held-out replies: 0.25 at most among the voiced ones, 0.53 for the whispered one)
+WHISPER_MAX_VOICED = 0.4
+WHISPER_MIN_HIGH_BAND = 0.35
+#: a transcript is in another language than the declared one when the ASR's language ID gives
+#: the declared language a probability under this (clean real speech in its own language: 0.57
+#: at the least, a digit string; the same clips declared in the other language: 0.08 at most;
+#: the geometric midpoint is 0.21). Whisper then writes a translation, whose syllables are not
+#: the ones spoken.
+MIN_DECLARED_LANG_P = 0.2
+#: a transcript is mostly guesses when more than this share of its word time lies on words the
+#: ASR gives a probability under 0.5 (clean real speech: 0.34 at most, a quiet digit string;
+#: speech whose first 40% is played backwards, a stand-in for nonsense words: 0.11-0.77)
+MAX_UNSURE_WORD_SHARE = 0.4
+#: a re-decoded transcript (Whisper's first pass looped or was unsure) is vouched for when its
+#: syllable count agrees with the ASR-free syllable-nuclei count as closely as a faithful text
+#: channel must (:data:`TEXT_SYL_PER_NUCLEUS`) and its words are not mostly guesses: whether the
+#: first pass was unsure depends on the CPU's instruction set (CTranslate2's kernels), the final
+#: transcript much less
+
 #: blocking flag -> the reason a score is missing (stable text: reports count reasons)
 REASONS = {
     "too_short": f"unscored: too short (under {MIN_SPEECH_S:g} s of speech or "
     f"{MIN_SYLLABLES} syllables)",
     "not_speech": "unscored: not speech (steady level or pitch, no transcript vouching for words)",
     "asr_doubtful": "unscored: doubtful transcript and no text channel to vouch for it",
-    "f0_extractors_disagree": "unscored: the two F0 trackers disagree on most voiced frames",
+    "f0_extractors_disagree": "unscored: the three F0 trackers agree on too few voiced frames",
+    "unvoiced_speech": f"unscored: too little voiced speech for a pitch (under "
+    f"{MIN_VOICED_SHARE:.0%} of the speech voiced)",
+    "whispered": "unscored: whispered or breathy (little voicing, energy high in the spectrum)",
+    "language_mismatch": "unscored: spoken in another language than declared (the transcript "
+    "is a translation)",
 }
 #: transcript flags (from the ASR and from :func:`transcript_doubts`) that make it doubtful
 DOUBT_FLAGS = frozenset(
     {
         "asr_empty",
         "asr_repetition",
-        "asr_redecoded",
+        "asr_redecoded_unconfirmed",
+        "asr_unsure",
         "asr_low_confidence",
         "asr_wrong_script",
         "asr_implausible_rate",
@@ -110,6 +154,42 @@ def level_spread_db(wave: np.ndarray, sr: int, start: float, end: float) -> floa
     return float(hi - lo)
 
 
+#: the band edge of :func:`high_band_share`: voiced speech keeps most of its energy in its
+#: harmonics below it; whispered and breathy speech, with no harmonics, spread it above
+HIGH_BAND_HZ = 2000.0
+
+
+def high_band_share(wave: np.ndarray, sr: int, mask: np.ndarray) -> float:
+    """Share of the energy of the audio under ``mask`` (one bool per sample: the speech span's
+    active segments) that lies above :data:`HIGH_BAND_HZ`, from 32 ms Hann frames.
+
+    Voiced speech puts most of its energy in the harmonics of its first formants (real speech:
+    a median of a few percent above 2 kHz); a whisper has no harmonics and a flat, noise-like
+    spectrum, so much of its energy lies above 2 kHz. NaN when the mask holds under one frame.
+
+    Raises:
+        ValueError: bad audio, a mask of another length, or a rate at or under 4 kHz.
+    """
+    sr = check_sr(sr)
+    x = as_wave(wave)
+    m = np.asarray(mask, dtype=bool).reshape(-1)
+    if m.size != x.size:
+        raise ValueError(f"mask has {m.size} entries for {x.size} samples")
+    if sr <= 2 * HIGH_BAND_HZ:
+        raise ValueError(f"a {sr} Hz recording has no band above {HIGH_BAND_HZ:g} Hz")
+    n = int(0.032 * sr)
+    hop = n // 2
+    starts = np.arange(0, max(0, x.size - n + 1), hop)
+    starts = starts[[bool(m[s : s + n].mean() >= 0.5) for s in starts]] if starts.size else starts
+    if starts.size == 0:
+        return math.nan
+    frames = np.stack([x[s : s + n] for s in starts]) * np.hanning(n)
+    power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
+    freqs = np.fft.rfftfreq(n, 1.0 / sr)
+    total = float(power.sum())
+    return float(power[:, freqs >= HIGH_BAND_HZ].sum() / total) if total > 0 else math.nan
+
+
 def wrong_script(text: str, lang: str) -> bool:
     """True when a transcript is mostly in another script than ``lang`` is written in
     (Mandarin: Han characters; English: Latin letters). Digits and punctuation do not count."""
@@ -121,7 +201,14 @@ def wrong_script(text: str, lang: str) -> bool:
 
 
 def transcript_doubts(
-    text: str, lang: str, syllables: float, active_s: float, nuclei: float | None
+    text: str,
+    lang: str,
+    syllables: float,
+    active_s: float,
+    nuclei: float | None,
+    *,
+    asr_flags: tuple[str, ...] | list[str] = (),
+    unsure_word_share: float = 0.0,
 ) -> list[str]:
     """Flags that make a transcript doubtful for counting syllables (see module docstring).
 
@@ -131,8 +218,17 @@ def transcript_doubts(
         syllables: its syllable count.
         active_s: seconds of detected speech in the reply.
         nuclei: the ASR-free syllable-nuclei count over the same span (None: not measured).
+        asr_flags: the ASR's own flags (``asr_redecoded`` among them).
+        unsure_word_share: share of word time on words the ASR is unsure of.
     """
     out = []
+    if unsure_word_share > MAX_UNSURE_WORD_SHARE:
+        out.append("asr_unsure")
+    if "asr_redecoded" in asr_flags:
+        lo, hi = TEXT_SYL_PER_NUCLEUS
+        confirmed = bool(nuclei) and syllables > 0 and lo <= syllables / float(nuclei) <= hi
+        if not confirmed or "asr_unsure" in out:
+            out.append("asr_redecoded_unconfirmed")
     if wrong_script(text, lang):
         out.append("asr_wrong_script")
     if active_s > 0 and syllables > 0:
@@ -209,6 +305,27 @@ def blocking_flags(values: dict[str, float], flags: list[str]) -> list[str]:
     if steady_pitch or (steady_level and not vouched):
         out.append("not_speech")
     return out
+
+
+def language_mismatch(declared: str, spoken: str, declared_p: float) -> bool:
+    """True when the ASR's language ID hears another language than the declared one with the
+    declared one under :data:`MIN_DECLARED_LANG_P` (no ID: False). Whisper codes ``zh`` for
+    Mandarin and ``en`` for English."""
+    return bool(spoken) and spoken != declared and declared_p < MIN_DECLARED_LANG_P
+
+
+def voicing_flags(values: dict[str, float]) -> list[str]:
+    """``unvoiced_speech`` (too little voicing for a pitch) or ``whispered`` (little voicing and
+    energy high in the spectrum), from ``f0_voiced_share`` and ``high_band_share``."""
+    share = values.get("f0_voiced_share")
+    if share is None:
+        return []
+    if share < MIN_VOICED_SHARE:
+        return ["unvoiced_speech"]
+    band = values.get("high_band_share", 0.0)
+    if share < WHISPER_MAX_VOICED and band >= WHISPER_MIN_HIGH_BAND:
+        return ["whispered"]
+    return []
 
 
 #: two turns say the same words when the DTW cost of their spectra is under this

@@ -133,6 +133,11 @@ class TranscriptRecord:
     flags: list[str] = field(default_factory=list)
     error: str = ""
     stage: str = "transcribe"
+    spoken_lang: str = ""  # the ASR's language ID (metrics/asr/transcript.py); "" = not asked
+    spoken_lang_p: float = 0.0
+    declared_lang_p: float = 0.0
+    mean_logprob: float = 0.0  # the ASR's certainty (metrics/asr/transcript.py)
+    unsure_word_share: float = 0.0
     raw: dict[str, Any] = field(default_factory=dict)  # where it was computed (never in the fp)
     elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 

@@ -134,9 +134,22 @@ def test_a_doubtful_transcript_without_a_text_channel_is_unscored():
     vals, _ = dimension("speed").turn_values(None, feats, ScoreContext())
     assert vals[1].startswith("unscored: doubtful transcript") and "asr_repetition" in vals[1]
     assert vals[2] == 220 and vals[3] == 250
-    for flag in ("asr_low_confidence", "asr_redecoded", "asr_wrong_script", "asr_implausible_rate"):
+    for flag in (
+        "asr_low_confidence",
+        "asr_redecoded_unconfirmed",
+        "asr_unsure",
+        "asr_wrong_script",
+        "asr_implausible_rate",
+    ):
         feats[1] = feat([flag], spm=900)
         assert isinstance(dimension("speed").turn_values(None, feats, ScoreContext())[0][1], str)
+    # a re-decode alone is no doubt: whether Whisper's first pass was unsure depends on the CPU
+    feats[1] = feat(["asr_redecoded"], spm=240)
+    assert dimension("speed").turn_values(None, feats, ScoreContext())[0][1] == 240
+    # speech in another language than declared: the transcript is a translation
+    feats[1] = feat(["language_mismatch"], spm=240)
+    reason = dimension("speed").turn_values(None, feats, ScoreContext())[0][1]
+    assert isinstance(reason, str) and "another language" in reason
 
 
 def test_a_transcript_faithful_to_the_text_channel_is_vouched_for():
@@ -253,7 +266,7 @@ def test_expressiveness_is_the_10_90_percentile_f0_range_in_semitones():
     )
     assert values == {1: 4.0, 2: "pitch range is 0 (monotone)"}
     blocked, _ = d.turn_values(None, turns(feat(["f0_extractors_disagree"], f0_range_st=4.0)), CTX)
-    assert "disagree" in blocked[1]
+    assert "agree on too few" in blocked[1]
 
 
 def test_pitch_range_of_a_synthetic_glide_and_its_transform():

@@ -150,8 +150,12 @@ class _LoopingWhisper:
             if "no_repeat_ngram_size" not in options
             else "越南是美天"
         )
-        word = SimpleNamespace(word=text, start=0.0, end=1.0)
-        return [SimpleNamespace(text=text, avg_logprob=-1.2, words=[word])], None
+        word = SimpleNamespace(word=text, start=0.0, end=1.0, probability=0.9)
+        seg = SimpleNamespace(text=text, avg_logprob=-1.2, words=[word], start=0.0, end=1.0)
+        return [seg], None
+
+    def detect_language(self, audio: np.ndarray) -> tuple[str, float, list[tuple[str, float]]]:
+        return "zh", 0.9, [("zh", 0.9), ("en", 0.1)]
 
 
 def test_looping_decode_is_redone_with_ngram_ban() -> None:
@@ -175,8 +179,9 @@ class _UnsureWhisper(_LoopingWhisper):
     def transcribe(self, audio: np.ndarray, **options: object) -> tuple[list[object], None]:
         self.calls.append(options)
         text = "" if "no_repeat_ngram_size" in options else "今天天气很好"
-        word = SimpleNamespace(word=text or "x", start=0.0, end=1.0)
-        return [SimpleNamespace(text=text, avg_logprob=-1.5, words=[word])], None
+        word = SimpleNamespace(word=text or "x", start=0.0, end=1.0, probability=0.9)
+        seg = SimpleNamespace(text=text, avg_logprob=-1.5, words=[word], start=0.0, end=1.0)
+        return [seg], None
 
 
 def test_low_confidence_redecodes_but_keeps_first_when_retry_is_empty() -> None:
@@ -230,3 +235,26 @@ def test_spoken_digits_come_out_as_words(base_cache: tuple[Path, Path, dict[str,
     x, sr = sf.read(corpus_dir(["en_digits.flac"]) / "en_digits.flac")
     text = FasterWhisperASR(str(base_cache[1]), cpu_threads=2).transcribe(x, sr, "en").text
     assert not any(c.isdigit() for c in text) and "zero" in text.lower()
+
+
+@needs_base
+def test_speech_in_another_language_is_heard_as_such(
+    base_cache: tuple[Path, Path, dict[str, int]],
+) -> None:
+    """Forced into English, Whisper writes a Mandarin reply as an English translation; its own
+    language ID still hears Mandarin, and the features stage reads that as a mismatch."""
+    from stylebench.metrics.validity import MIN_DECLARED_LANG_P, language_mismatch
+    from stylebench.synth.base import Style
+    from stylebench.synth.espeak import VOICES, EspeakSynth
+
+    audio = EspeakSynth().synthesize(
+        "我们明天早上八点在学校门口见面，然后一起去图书馆看书。", VOICES["zh-f1"], Style()
+    )
+    asr = FasterWhisperASR(str(base_cache[1]), cpu_threads=2)
+    wrong = asr.transcribe(audio.wave, audio.sr, "en")
+    right = asr.transcribe(audio.wave, audio.sr, "zh")
+    assert wrong.spoken_lang == right.spoken_lang == "zh"
+    assert wrong.declared_lang_p < MIN_DECLARED_LANG_P < right.declared_lang_p
+    assert language_mismatch("en", wrong.spoken_lang, wrong.declared_lang_p)
+    assert not language_mismatch("zh", right.spoken_lang, right.declared_lang_p)
+    assert -1.5 < right.mean_logprob < 0 and 0 <= right.unsure_word_share <= 1

@@ -93,7 +93,7 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
     got = collect_turn_scores([s], replies, features, ScoreContext())
     assert [t.value for t in got[:2]] == pytest.approx([0.0, -1.0]) and got[0].group == "sad"
     # trackers that disagree leave the pitch term, so the whole index, unscored
-    assert got[2].value is None and got[2].error.startswith("unscored: the two F0 trackers")
+    assert got[2].value is None and got[2].error.startswith("unscored: the three F0 trackers")
     no_base = collect_turn_scores([s], replies, {("e", 2): features[("e", 2)]}, ScoreContext())
     assert no_base[1].error == "prosodic: turn 1 (the baseline) has no features"
 

@@ -191,3 +191,72 @@ def test_alignment_cost_separates_the_same_words_from_other_words():
     assert same_cost < validity.SAME_CONTENT_COST < other_cost
     with pytest.raises(ValueError, match="too short"):
         mfcc(a[:100], SR)
+
+
+def test_high_band_share_separates_harmonics_from_noise() -> None:
+    sr = 16000
+    t = np.arange(sr) / sr
+    vowel = sum(np.sin(2 * np.pi * k * 150.0 * t) / k**2 for k in range(1, 20))
+    noise = np.random.default_rng(3).normal(0, 0.1, sr)
+    mask = np.ones(sr, dtype=bool)
+    assert validity.high_band_share(vowel, sr, mask) < 0.05
+    assert validity.high_band_share(noise, sr, mask) > 0.7  # flat: 6 of 8 kHz lie above 2 kHz
+    half = mask.copy()
+    half[: sr // 2] = False  # only the masked part counts
+    mixed = np.concatenate([noise[: sr // 2], vowel[sr // 2 :]])
+    assert validity.high_band_share(mixed, sr, half) < 0.05
+    assert np.isnan(validity.high_band_share(vowel, sr, np.zeros(sr, dtype=bool)))
+    with pytest.raises(ValueError, match="mask"):
+        validity.high_band_share(vowel, sr, mask[:-1])
+
+
+def test_voicing_rules_leave_whispers_without_a_pitch() -> None:
+    flags = validity.voicing_flags
+    assert flags({"f0_voiced_share": 0.6, "high_band_share": 0.05}) == []
+    assert flags({"f0_voiced_share": 0.01, "high_band_share": 0.05}) == ["unvoiced_speech"]
+    assert flags({"f0_voiced_share": 0.3, "high_band_share": 0.5}) == ["whispered"]
+    assert flags({"f0_voiced_share": 0.3, "high_band_share": 0.1}) == []  # breathy-ish, harmonics
+    assert flags({"f0_voiced_share": 0.6, "high_band_share": 0.5}) == []  # voiced, bright
+    assert flags({}) == []
+
+
+def test_language_mismatch_needs_a_confident_other_language() -> None:
+    assert validity.language_mismatch("en", "zh", 0.0002)
+    assert not validity.language_mismatch("en", "en", 0.99)
+    assert not validity.language_mismatch("en", "zh", 0.45)  # not confident: letters, names
+    assert not validity.language_mismatch("en", "", 0.0)  # the backend has no language ID
+
+
+def test_a_redecoded_transcript_is_vouched_for_by_the_nuclei_count() -> None:
+    doubts = validity.transcript_doubts
+    args = ("hello there how are you today my friend", "en", 10, 3.0)
+    assert doubts(*args, 10, asr_flags=("asr_redecoded",)) == []
+    assert doubts(*args, 4, asr_flags=("asr_redecoded",)) == ["asr_redecoded_unconfirmed"]
+    assert doubts(*args, None, asr_flags=("asr_redecoded",)) == ["asr_redecoded_unconfirmed"]
+    assert doubts(*args, 10, unsure_word_share=0.6) == ["asr_unsure"]
+    assert doubts(*args, 10, asr_flags=("asr_redecoded",), unsure_word_share=0.6) == [
+        "asr_unsure",
+        "asr_redecoded_unconfirmed",
+    ]
+    assert {"asr_unsure", "asr_redecoded_unconfirmed"} <= validity.DOUBT_FLAGS
+    assert "asr_redecoded" not in validity.DOUBT_FLAGS
+
+
+def test_a_whisper_has_volume_and_speed_but_no_pitch():
+    """Noise shaped like syllables (a whisper's source has no harmonics): the trackers may
+    find a few voiced frames, but far too few for a pitch; volume and speed keep their
+    scores."""
+    rng = np.random.default_rng(5)
+    t = np.arange(int(SR * 3.0)) / SR
+    env = np.clip(np.sin(2 * np.pi * 4 * t), 0, None) ** 0.7
+    whisper = 0.2 * env * rng.standard_normal(t.size) + 1e-3 * rng.standard_normal(t.size)
+    values, flags = measure(whisper, SENTENCE)
+    assert values["f0_voiced_share"] < validity.MIN_VOICED_SHARE
+    assert values["high_band_share"] > validity.WHISPER_MIN_HIGH_BAND
+    got = scores(values, flags)
+    assert isinstance(got["pitch"], str) and "voic" in got["pitch"], got["pitch"]
+    assert isinstance(got["volume"], float) and isinstance(got["speed"], float)
+    # the same envelope on a voice keeps its pitch
+    voiced, vflags = measure(speechlike(3.0), SENTENCE)
+    assert voiced["f0_voiced_share"] > validity.WHISPER_MAX_VOICED
+    assert isinstance(scores(voiced, vflags)["pitch"], float)

@@ -34,12 +34,13 @@ from stylebench.metrics.asr.transcript import (
     check_lang,
     make_transcript,
     to_16k,
+    with_language,
 )
 from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr",
-    version="4",
+    version="5",
     outputs=("text", "lang", "words", "flags", "backend", "model"),
     needs=("audio",),
     description=(
@@ -49,7 +50,8 @@ SPEC = MetricSpec(
         "previous text; English numerals suppressed (numbers come out as words, so syllables "
         "are what was said, not '1,001' for 'one zero zero one'); offline default Whisper base "
         "(faster-whisper int8 on CPU), paper setting Whisper-large-v3. Flags loops, empty output "
-        "and low confidence."
+        "and low confidence. Also records the language Whisper hears (its language ID on the "
+        "first 30 s) and the probability it gives the declared language."
     ),
 )
 
@@ -157,8 +159,8 @@ class FasterWhisperASR:
     def _build(self, segments: list[Any], lang: str, extra: tuple[str, ...]) -> Transcript:
         return make_transcript(
             (s.text for s in segments),
-            ((w.word, w.start, w.end) for s in segments for w in (s.words or [])),
-            (s.avg_logprob for s in segments),
+            ((w.word, w.start, w.end, w.probability) for s in segments for w in (s.words or [])),
+            ((s.avg_logprob, s.end - s.start) for s in segments),
             lang=lang,
             backend=self.backend,
             model=self.model,
@@ -177,7 +179,16 @@ class FasterWhisperASR:
         """
         self._check(lang)
         audio = to_16k(wave, sr)
-        return self._ladder(audio, lang, None)
+        return self._identify(audio, self._ladder(audio, lang, None))
+
+    def _identify(self, audio: np.ndarray, tr: Transcript) -> Transcript:
+        """``tr`` with the language Whisper hears in the first 30 s (its own language ID, one
+        encoder pass): a transcript forced into the declared language may be a translation of
+        speech in another one (docs/metrics.md, "Unscored replies")."""
+        if self.english_only:  # an English-only model has no language tokens
+            return tr
+        _top, _p, probs = self._load().detect_language(audio=audio)
+        return with_language(tr, probs)
 
     def _ladder(self, audio: np.ndarray, lang: str, first: list[Any] | None) -> Transcript:
         """The decoding ladder; ``first`` is the first pass when it was decoded already."""
@@ -225,7 +236,9 @@ class FasterWhisperASR:
             for i, segs in zip(idx, firsts, strict=True):
                 out[i] = self._ladder(audios[i], lang, segs)
         return [
-            t if t is not None else self._ladder(audios[i], items[i][2], None)
+            self._identify(
+                audios[i], t if t is not None else self._ladder(audios[i], items[i][2], None)
+            )
             for i, t in enumerate(out)
         ]
 
@@ -309,7 +322,14 @@ class OpenAIWhisperASR:
 
             tok = get_tokenizer(self._model.is_multilingual)
             self._suppress = numeral_tokens(tok.eot, lambda i: tok.decode([i]))
-        return redecode_if_needed(lambda retry: self._decode(audio, lang, retry=retry))
+        tr = redecode_if_needed(lambda retry: self._decode(audio, lang, retry=retry))
+        import whisper
+
+        mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(audio), self._model.dims.n_mels).to(
+            self._model.device
+        )
+        _tokens, probs = self._model.detect_language(mel)
+        return with_language(tr, probs.items())
 
     def _decode(self, audio: np.ndarray, lang: str, *, retry: bool) -> Transcript:
         # openai-whisper has no n-gram ban: its re-decode is beam search alone
@@ -330,8 +350,12 @@ class OpenAIWhisperASR:
         segments = result.get("segments", [])
         return make_transcript(
             (s["text"] for s in segments),
-            ((w["word"], w["start"], w["end"]) for s in segments for w in s.get("words", [])),
-            (s["avg_logprob"] for s in segments),
+            (
+                (w["word"], w["start"], w["end"], w.get("probability", 1.0))
+                for s in segments
+                for w in s.get("words", [])
+            ),
+            ((s["avg_logprob"], s["end"] - s["start"]) for s in segments),
             lang=lang,
             backend=self.backend,
             model=self.model,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -28,6 +28,9 @@ LOOP_REPEATS = 3
 #: "no, no, no" are speech, and Whisper's one-token loops run far longer
 LOOP_REPEATS_UNIGRAM = 4
 LOOP_MAX_NGRAM = 16
+#: a word Whisper gives a probability below this is a guess (Whisper's word probabilities are the
+#: mean token probability of the word)
+UNSURE_WORD_P = 0.5
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,32 @@ class Transcript:
     backend: str
     model: str
     flags: tuple[str, ...]
+    #: the language the ASR hears (Whisper's language ID on the first 30 s, whatever language
+    #: the transcript was forced into), its probability, and the probability it gives the
+    #: declared ``lang``; "" and 0.0 when the backend cannot tell
+    spoken_lang: str = ""
+    spoken_lang_p: float = 0.0
+    declared_lang_p: float = 0.0
+    #: how sure the ASR is of its words: the segments' average log-probabilities weighted by
+    #: their durations, and the share of word time on words it gives a probability under
+    #: :data:`UNSURE_WORD_P` (0.0 when the backend reports none)
+    mean_logprob: float = 0.0
+    unsure_word_share: float = 0.0
+
+
+def with_language(tr: Transcript, probs: Iterable[tuple[str, float]]) -> Transcript:
+    """``tr`` with the spoken-language fields filled from a language ID's ``(code, p)`` pairs
+    (Whisper's codes: ``en``, ``zh``, ``yue``, ...), rounded so the record is stable."""
+    table = {code: float(p) for code, p in probs}
+    if not table:
+        return tr
+    top = max(table, key=lambda c: table[c])
+    return replace(
+        tr,
+        spoken_lang=top,
+        spoken_lang_p=round(table[top], 4),
+        declared_lang_p=round(table.get(tr.lang, 0.0), 4),
+    )
 
 
 @runtime_checkable
@@ -113,8 +142,8 @@ def to_16k(wave: np.ndarray, sr: int) -> np.ndarray:
 
 def make_transcript(
     texts: Iterable[str],
-    words: Iterable[tuple[str, float, float]],
-    logprobs: Iterable[float],
+    words: Iterable[tuple[str, float, float] | tuple[str, float, float, float]],
+    logprobs: Iterable[float | tuple[float, float]],
     *,
     lang: str,
     backend: str,
@@ -123,18 +152,30 @@ def make_transcript(
 ) -> Transcript:
     """Assemble a :class:`Transcript` from segment texts, word times and segment log-probs.
 
+    ``words`` are ``(word, start, end)`` or ``(word, start, end, probability)``; ``logprobs``
+    are each segment's average log-probability, or ``(avg_logprob, seconds)`` pairs, which
+    weight :attr:`Transcript.mean_logprob` by duration.
     Flags: :func:`repetition_flags` of the joined text, ``asr_low_confidence`` when any segment's
     average log-probability is below -1.0, plus ``extra_flags``; sorted for stable records.
     """
     text = "".join(texts).strip()
     flags = set(repetition_flags(text, lang)) | set(extra_flags)
-    if any(lp < LOW_LOGPROB for lp in logprobs):
+    segs = [lp if isinstance(lp, tuple) else (float(lp), 1.0) for lp in logprobs]
+    if any(lp < LOW_LOGPROB for lp, _ in segs):
         flags.add("asr_low_confidence")
+    weight = sum(max(w, 0.0) for _, w in segs)
+    mean_lp = sum(lp * max(w, 0.0) for lp, w in segs) / weight if weight > 0 else 0.0
+    kept = [w for w in words if w[0].strip()]
+    timed = [(max(0.0, float(w[2]) - float(w[1])), float(w[3])) for w in kept if len(w) > 3]
+    total = sum(d for d, _ in timed)
+    unsure = sum(d for d, p in timed if p < UNSURE_WORD_P) / total if total > 0 else 0.0
     return Transcript(
         text=text,
         lang=lang,
-        words=tuple(Word(w.strip(), float(a), float(b)) for w, a, b in words if w.strip()),
+        words=tuple(Word(w[0].strip(), float(w[1]), float(w[2])) for w in kept),
         backend=backend,
         model=model,
         flags=tuple(sorted(flags)),
+        mean_logprob=round(float(mean_lp), 4),
+        unsure_word_share=round(float(unsure), 4),
     )

@@ -15,7 +15,7 @@ from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues
 
 #: the index is made of pitch, level and rate: a reply blocked for any of them has no index
-BLOCKING = ("too_short", "not_speech", "f0_extractors_disagree")
+BLOCKING = ("too_short", "not_speech", "unvoiced_speech", "whispered", "f0_extractors_disagree")
 
 
 def prosodic_by_turn(sample: Any, features: Mapping[int, Any]) -> TurnValues:

@@ -115,7 +115,13 @@ class Expressiveness(Dimension):
         "gain move it on real speech)"
     )
     flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
-    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech", "f0_extractors_disagree")
+    blocking: ClassVar[tuple[str, ...]] = (
+        "too_short",
+        "not_speech",
+        "unvoiced_speech",
+        "whispered",
+        "f0_extractors_disagree",
+    )
     paper: ClassVar[bool] = False
     in_all: ClassVar[bool] = False
     order: ClassVar[int] = 4

@@ -18,8 +18,8 @@ STAT_KEYS = {
 }
 
 STAT_WORDS = {
-    "agreed_mean": "mean over the voiced frames where Praat's F0 lies within 2 st, run edges "
-    "trimmed (two-tracker agreement)",
+    "agreed_mean": "mean over the frames where at least two of pyworld, Praat and SwiftF0 lie "
+    "within 2 st (their median), run edges and subharmonic frames dropped (three-tracker vote)",
     "guarded_mean": "mean over voiced frames inside the reply's own F0 range (octave guard)",
     "mean": "mean over voiced frames",
     "median": "median over voiced frames",
@@ -33,7 +33,13 @@ class Pitch(Dimension):
     threshold_field: ClassVar[str] = "pitch_st"
     default_threshold: ClassVar[float] = 1.0
     flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
-    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech", "f0_extractors_disagree")
+    blocking: ClassVar[tuple[str, ...]] = (
+        "too_short",
+        "not_speech",
+        "unvoiced_speech",
+        "whispered",
+        "f0_extractors_disagree",
+    )
     threshold_help: ClassVar[str] = "pitch threshold in semitones"
     step: ClassVar[tuple[str, float]] = ("pitch_st", 2.0)
     question_text: ClassVar[tuple[str, str]] = (
@@ -47,7 +53,7 @@ class Pitch(Dimension):
     caption_prompt: ClassVar[str] = "pitch (how high or low the voice is)"
 
     def extractor(self, cfg: Any) -> str:
-        return f"pyworld dio+stonemask F0, 5 ms frames, voiced = F0 > 0, {STAT_WORDS[cfg.measure.pitch_stat]}"
+        return f"F0 on 5 ms frames (pyworld dio+stonemask, Praat, SwiftF0), {STAT_WORDS[cfg.measure.pitch_stat]}"
 
     def change(self, a: float, b: float) -> float:
         return 12.0 * math.log2(b / a)

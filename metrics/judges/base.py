@@ -17,7 +17,7 @@ named in :data:`JUDGES`; prompts and strict parsing of LLM replies are in :mod:`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 from stylebench.errors import UserError
@@ -44,6 +44,10 @@ class JudgeRequest:
     kind: JudgeKind
     lang: str
     turns: tuple[tuple[str, str], ...]
+    #: what the judge should know about each reply beyond its text, one entry per exchange
+    #: ("" for none): e.g. that speech recognition heard another language than ``lang``, so the
+    #: transcript is a translation
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         want = {"srd": 1, "mrd": 3}.get(self.kind)
@@ -53,6 +57,16 @@ class JudgeRequest:
             raise ValueError(
                 f"a {self.kind} request needs {want} exchange(s), got {len(self.turns)}"
             )
+        if self.notes and len(self.notes) != want:
+            raise ValueError(f"a {self.kind} request needs {want} note(s) or none")
+
+    def fields(self) -> dict[str, Any]:
+        """The request as a dict for keys and fingerprints; without ``notes`` when no exchange
+        has one, so requests made before notes existed keep their keys."""
+        out = asdict(self)
+        if not any(self.notes):
+            out.pop("notes")
+        return out
 
 
 @dataclass(frozen=True)

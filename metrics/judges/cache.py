@@ -16,7 +16,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ CACHE_VERSION = "1"
 def cache_key(describe: dict[str, Any], req: JudgeRequest) -> str:
     """sha256 over the judge's identity and the request's inputs."""
     blob = json.dumps(
-        [CACHE_VERSION, describe, asdict(req)], sort_keys=True, ensure_ascii=False, default=str
+        [CACHE_VERSION, describe, req.fields()], sort_keys=True, ensure_ascii=False, default=str
     )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -168,8 +168,14 @@ def fence_json(obj: Any, label: str) -> tuple[str, str, str]:
 
 
 def fence_data(req: JudgeRequest) -> tuple[str, str, str]:
-    """:func:`fence_json` of ``{"turns": [{"turn": k, "user": ..., "assistant": ...}]}``."""
-    turns = [{"turn": k, "user": u, "assistant": a} for k, (u, a) in enumerate(req.turns, 1)]
+    """:func:`fence_json` of ``{"turns": [{"turn": k, "user": ..., "assistant": ...}]}``, each
+    turn with a ``"note"`` when the request carries one for it (e.g. the reply was heard in
+    another language)."""
+    notes = req.notes or ("",) * len(req.turns)
+    turns = [
+        {"turn": k, "user": u, "assistant": a, **({"note": n} if n else {})}
+        for k, ((u, a), n) in enumerate(zip(req.turns, notes, strict=True), 1)
+    ]
     return fence_json({"turns": turns}, "CONVERSATION")
 
 

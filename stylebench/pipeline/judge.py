@@ -17,7 +17,6 @@ reply is an ok record with that label.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict
 from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
@@ -65,12 +64,35 @@ def sample_inputs(
     return out
 
 
+def language_notes(
+    samples: Sequence[Sample], transcripts: Mapping[Key, Any] | None
+) -> dict[Key, str]:
+    """Per reply whose speech the ASR hears in another language than the sample's
+    (:func:`stylebench.metrics.validity.language_mismatch`), the note the judge is given: the
+    transcript it reads is a translation."""
+    from stylebench.metrics.validity import language_mismatch
+
+    out: dict[Key, str] = {}
+    for s in samples:
+        for k in TURNS:
+            t = (transcripts or {}).get((s.id, k))
+            spoken = getattr(t, "spoken_lang", "") if t is not None and t.status == "ok" else ""
+            if spoken and language_mismatch(s.lang, spoken, t.declared_lang_p):
+                out[(s.id, k)] = (
+                    f"speech recognition heard this reply spoken in another language "
+                    f"({spoken}), not {s.lang}: the assistant text is its translation"
+                )
+    return out
+
+
 def plan_requests(
     samples: Sequence[Sample],
     inputs: Mapping[str, tuple[str, dict[int, str]]],
     judge_desc: dict[str, Any],
+    notes: Mapping[Key, str] | None = None,
 ) -> dict[Key, tuple[str, Any]]:
-    """Every judge key that can be asked now, with its fingerprint and request."""
+    """Every judge key that can be asked now, with its fingerprint and request. ``notes``
+    (:func:`language_notes`) go with the transcripts they concern."""
     from stylebench.metrics.judges.base import JudgeRequest
 
     plan: dict[Key, tuple[str, Any]] = {}
@@ -78,15 +100,18 @@ def plan_requests(
         source, text = inputs[s.id]
         kind = "transcript" if source == "transcript" else "text"
         jfp = fingerprint("judge", JUDGE_STAGE_VERSION, judge_desc, kind)
+        said = {k: (notes or {}).get((s.id, k), "") if kind == "transcript" else "" for k in TURNS}
         asks = {}
         if 1 in text:
-            asks[SRD_TURN] = JudgeRequest("srd", s.lang, ((s.turns[0].text, text[1]),))
+            first = (said[1],) if said[1] else ()
+            asks[SRD_TURN] = JudgeRequest("srd", s.lang, ((s.turns[0].text, text[1]),), first)
         if len(text) == 3:
+            every = tuple(said[k] for k in TURNS) if any(said.values()) else ()
             asks[MRD_TURN] = JudgeRequest(
-                "mrd", s.lang, tuple((s.turns[k - 1].text, text[k]) for k in TURNS)
+                "mrd", s.lang, tuple((s.turns[k - 1].text, text[k]) for k in TURNS), every
             )
         for turn, req in asks.items():
-            plan[(s.id, turn)] = (fingerprint(jfp, asdict(req)), req)
+            plan[(s.id, turn)] = (fingerprint(jfp, req.fields()), req)
     return plan
 
 

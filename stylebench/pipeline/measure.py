@@ -40,6 +40,12 @@ def tolerances() -> dict[str, object]:
         "min_syllables": validity.MIN_SYLLABLES,
         "min_level_spread_db": validity.MIN_LEVEL_SPREAD_DB,
         "min_f0_spread_st": validity.MIN_F0_SPREAD_ST,
+        "min_voiced_share": validity.MIN_VOICED_SHARE,
+        "whisper": (validity.WHISPER_MAX_VOICED, validity.WHISPER_MIN_HIGH_BAND),
+        "min_declared_lang_p": validity.MIN_DECLARED_LANG_P,
+        "max_unsure_word_share": validity.MAX_UNSURE_WORD_SHARE,
+        "subharmonic_st": pitch.SUBHARMONIC_ST,
+        "text_syl_per_nucleus": validity.TEXT_SYL_PER_NUCLEUS,
         "syl_per_s": validity.PLAUSIBLE_SYL_PER_S,
         "syl_per_nucleus": validity.PLAUSIBLE_SYL_PER_NUCLEUS,
         "same_content": (validity.SAME_CONTENT_COST, validity.SAME_CONTENT_SYL_TOL),
@@ -58,6 +64,7 @@ SPAN_KEYS = (
     "nuclei",
     "nuclei_spm",
     "level_spread_db",
+    "high_band_share",
 )
 
 
@@ -107,6 +114,9 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     praat = pitch.praat_f0_track(
         wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
     )
+    swift = pitch.swift_f0_track(
+        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
+    )
     from stylebench.metrics import alignment
 
     try:
@@ -125,6 +135,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "missed_s": missed,
         "track": track,
         "praat_track": praat,
+        "swift_track": swift,
         "frame_ms": cfg.frame_ms,
         "mfcc": spectra,
         "values": values,
@@ -142,9 +153,11 @@ def _span_values(
 ) -> dict[str, float]:
     from stylebench.metrics import rate, validity
 
-    rms = energy.rms_stats(wave, mask=vad.active_mask(span, wave.size, sr))
+    active = vad.active_mask(span, wave.size, sr)
+    rms = energy.rms_stats(wave, mask=active)
     nuclei = rate.nuclei_in_span(peaks, span).size
     return {
+        "high_band_share": validity.high_band_share(wave, sr, active),
         "span_start": span.start,
         "span_end": span.end,
         "span_s": span.end - span.start,
@@ -237,9 +250,10 @@ def finish_sample(
             er = transcript_error_rate(text, tr.text, lang)
             if not np.isnan(er):
                 values["asr_text_er"] = er
-        from stylebench.metrics.validity import blocking_flags
+        from stylebench.metrics.validity import blocking_flags, voicing_flags
 
-        out[k][1].extend(f for f in blocking_flags(values, out[k][1]) if f not in out[k][1])
+        whole = blocking_flags(values, out[k][1]) + voicing_flags(values)
+        out[k][1].extend(f for f in whole if f not in out[k][1])
     return out
 
 
@@ -260,6 +274,16 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
     if tr.status != "ok":
         flags.append(f"no_transcript: {tr.error}")
         return {n: float(v) for n, v in values.items()}, flags
+    from stylebench.metrics.validity import language_mismatch
+
+    spoken = getattr(tr, "spoken_lang", "")
+    if spoken:
+        values["declared_lang_p"] = float(tr.declared_lang_p)
+        if language_mismatch(lang, spoken, tr.declared_lang_p):
+            flags.append("language_mismatch")
+    if getattr(tr, "mean_logprob", 0.0):
+        values["asr_mean_logprob"] = float(tr.mean_logprob)
+        values["asr_unsure_share"] = float(tr.unsure_word_share)
     syl = rate.count_syllables(tr.text, lang)
     values["syllables"] = float(syl)
     flags += [f for f in tr.flags if f not in flags]
@@ -267,7 +291,15 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
         from stylebench.metrics.validity import transcript_doubts
 
         nuclei = values.get("nuclei")
-        doubts = transcript_doubts(tr.text, lang, syl, values.get("active_s", 0.0), nuclei)
+        doubts = transcript_doubts(
+            tr.text,
+            lang,
+            syl,
+            values.get("active_s", 0.0),
+            nuclei,
+            asr_flags=tuple(tr.flags),
+            unsure_word_share=getattr(tr, "unsure_word_share", 0.0),
+        )
         flags += [f for f in doubts if f not in flags]
     if syl == 0:
         flags.append("no_syllables: the transcript is empty")
@@ -287,41 +319,59 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
 def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
     """Add one reply's F0 statistics to ``values``; returns its pitch flags.
 
-    The score (``f0_mean_agreed``) averages the frames the two trackers agree on
-    (:func:`stylebench.metrics.pitch.agreed_frames`, edges trimmed). The octave guard is the
+    Three trackers (pyworld dio + stonemask, Praat autocorrelation, SwiftF0) on one 5 ms grid
+    vote frame by frame (:func:`stylebench.metrics.pitch.majority_f0`): a frame counts when at
+    least two agree within 2 semitones, with the median of those two or three as its F0, run
+    edges trimmed. The score ``f0_mean_agreed`` is the mean over those frames; pyworld's own
+    plain mean (``f0_mean``, FastSpeech2's definition) stays beside it. The octave guard is the
     reply's own: the median of its agreed frames +-0.75 octave, so a true change of any size
-    between turns is never clipped (a guard pooled over the sample's turns cut the frames of a
-    male-to-female voice switch).
+    between turns is never clipped.
     """
     from stylebench.metrics import pitch
     from stylebench.metrics.dims.base import ReplyFrames, all_dims
     from stylebench.metrics.prosody import f0_spread_st
 
-    track, praat, flags = p["track"], p["praat_track"], []
+    track, praat, swift = p["track"], p["praat_track"], p["swift_track"]
+    frame_s = p.get("frame_ms", 5.0) / 1000.0
+    flags: list[str] = []
     try:
         raw = pitch.f0_stats(track)
-    except ValueError as exc:
-        return [f"no_f0: {exc}"]
-    values.update(f0_mean=raw.mean_hz, f0_median=raw.median_hz, f0_voiced_ratio=raw.voiced_ratio)
-    try:
-        values["praat_f0_mean"] = pitch.f0_stats(praat, extractor="praat").mean_hz
+        values.update(
+            f0_mean=raw.mean_hz, f0_median=raw.median_hz, f0_voiced_ratio=raw.voiced_ratio
+        )
     except ValueError:
-        flags.append("praat_unvoiced")
-    voiced = max(1, int(np.sum(track > 0)))
-    values["f0_agreement"] = float(np.sum(pitch.agreed_frames(track, praat)) / voiced)
-    values["f0_octave_share"] = pitch.octave_share(track, praat)
+        raw = None
+    for key, other, name in (("praat_f0_mean", praat, "praat"), ("swift_f0_mean", swift, "swift")):
+        try:
+            values[key] = pitch.f0_stats(other, extractor=name).mean_hz
+        except ValueError:
+            flags.append(f"{name}_unvoiced")
+    voted = pitch.voted_voiced([track, praat, swift])
+    majority = pitch.majority_f0([track, praat, swift])
+    n_voted = int(voted.sum())
+    if values.get("active_s", 0) > 0:
+        values["f0_voiced_share"] = min(1.0, n_voted * frame_s / values["active_s"])
+    if n_voted < pitch.MIN_VOICED_FRAMES:
+        return [*flags, f"no_f0: {n_voted} frames voiced by two of the three F0 trackers"]
+    values["f0_agreement"] = float(np.sum(majority > 0) / n_voted)
+    if raw is not None:
+        values["f0_octave_share"] = pitch.octave_share(track, majority)
+        if values["f0_octave_share"] > OCTAVE_SUSPECT_SHARE:
+            flags.append("f0_octave_suspect")
     if values["f0_agreement"] < F0_MIN_AGREEMENT:
         flags.append("f0_extractors_disagree")
-    if values["f0_octave_share"] > OCTAVE_SUSPECT_SHARE:
-        flags.append("f0_octave_suspect")
-    agreed = np.where(pitch.agreed_frames(track, praat, edge=pitch.EDGE_FRAMES), track, 0.0)
+    agreed = pitch.drop_subharmonics(pitch.trim_edges(majority, pitch.EDGE_FRAMES))
     try:
-        both = pitch.f0_stats(agreed, extractor="pyworld+praat")
+        both = pitch.f0_stats(agreed, extractor="majority of pyworld, praat, swift")
+        lo, hi = pitch.speaker_f0_range([agreed])
     except ValueError as exc:
         flags.append(f"no_f0: the trackers agree on too few frames ({exc})")
-        values["f0_mean_guarded"] = raw.mean_hz
+        if raw is not None:
+            values["f0_mean_guarded"] = raw.mean_hz
         return flags
     values.update(f0_mean_agreed=both.mean_hz, f0_median_agreed=both.median_hz)
+    if raw is not None:
+        values["f0_pyworld_gap_st"] = 12.0 * float(np.log2(raw.mean_hz / both.mean_hz))
     values["f0_std_st"] = f0_spread_st(agreed)
     frames = ReplyFrames(agreed_f0=agreed, frame_ms=p.get("frame_ms", 5.0))
     for dim in all_dims():  # values a dimension measures itself (its module's SPEC)
@@ -329,13 +379,11 @@ def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
         values.update(own)
         flags.extend(why)
     if values.get("span_s", 0) > 0:
-        voiced_s = both.voiced_frames * p.get("frame_ms", 5.0) / 1000.0
-        values["f0_voiced_span_share"] = min(1.0, voiced_s / values["span_s"])
-    lo, hi = pitch.speaker_f0_range([agreed])
+        values["f0_voiced_span_share"] = min(1.0, both.voiced_frames * frame_s / values["span_s"])
     values.update(f0_range_lo=lo, f0_range_hi=hi)
     try:
         values["f0_mean_guarded"] = pitch.f0_stats(track, f0_range=(lo, hi)).mean_hz
-    except ValueError as exc:  # pyworld's frames all outside its own agreed range
+    except ValueError as exc:  # pyworld's frames all outside the agreed range
         flags.append(f"no_f0_guarded: {exc}")
     return flags
 

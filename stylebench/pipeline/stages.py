@@ -225,14 +225,14 @@ def _caption_judge(ctx: StageInputs) -> Built:
 
 
 def _judge(ctx: StageInputs) -> Built:
-    from stylebench.pipeline.judge import JudgeStage, plan_requests, sample_inputs
+    from stylebench.pipeline.judge import JudgeStage, language_notes, plan_requests, sample_inputs
 
     cfg = ctx.cfg
     judge = gate.make_judge(cfg.judge)  # built once per process and settings
     desc = judge.describe()
     heard = ctx.records["transcribe"] if gate.reads_transcripts(cfg) else None
     inputs = sample_inputs(ctx.samples, ctx.records[RESPOND], heard, gate.max_error(cfg))
-    requests = plan_requests(ctx.samples, inputs, desc)
+    requests = plan_requests(ctx.samples, inputs, desc, language_notes(ctx.samples, heard))
     cache = _cache(cfg.judge.judge_cache and ctx.compute)
     stage = JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict)
     info = {"describe": desc, "inputs": inputs}

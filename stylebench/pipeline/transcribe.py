@@ -300,6 +300,11 @@ def _record(key: Key, fp: str, tr: Any, raw: dict[str, Any]) -> TranscriptRecord
         backend=tr.backend,
         model=tr.model,
         flags=list(tr.flags),
+        spoken_lang=tr.spoken_lang,
+        spoken_lang_p=tr.spoken_lang_p,
+        declared_lang_p=tr.declared_lang_p,
+        mean_logprob=tr.mean_logprob,
+        unsure_word_share=tr.unsure_word_share,
         raw=raw,
     )
 

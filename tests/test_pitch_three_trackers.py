@@ -1,0 +1,127 @@
+"""The third F0 tracker (SwiftF0, the installed ``swift-f0`` package) and the three-tracker vote,
+on signals with known fundamentals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stylebench.metrics import pitch
+from stylebench.metrics.pitch import (
+    SWIFT_HOP,
+    SWIFT_SR,
+    drop_subharmonics,
+    f0_track,
+    majority_f0,
+    n_frames,
+    praat_f0_track,
+    swift_f0_track,
+    trim_edges,
+    voted_voiced,
+)
+
+pytest.importorskip("swift_f0", reason="swift-f0 (the [signal] extra) is not installed")
+
+
+def harmonic(f0: float | np.ndarray, sr: int, seconds: float) -> np.ndarray:
+    """A buzzy vowel: harmonics with 1/k amplitudes; ``f0`` may be a per-sample contour."""
+    n = int(sr * seconds)
+    f = np.broadcast_to(np.asarray(f0, dtype=np.float64), (n,))
+    phase = 2 * np.pi * np.cumsum(f) / sr
+    x = sum(np.sin(k * phase) / k for k in range(1, 30) if k * float(f.max()) < 0.45 * sr)
+    return 0.3 * x / np.max(np.abs(x))
+
+
+@pytest.mark.parametrize("sr", [16000, 24000])
+@pytest.mark.parametrize("f0", [110.0, 240.0])
+def test_swift_track_reads_a_steady_vowel_on_the_pyworld_grid(sr: int, f0: float) -> None:
+    gap = np.zeros(int(0.3 * sr))
+    x = np.concatenate([gap, harmonic(f0, sr, 0.8), gap])
+    track = swift_f0_track(x, sr)
+    assert track.size == f0_track(x, sr).size == n_frames(x.size, sr, 5.0)
+    voiced = track[track > 0]
+    assert voiced.size > 0.6 * 0.8 / 0.005
+    assert abs(float(np.median(voiced)) / f0 - 1) < 0.01
+    assert np.all(track[: int(0.2 / 0.005)] == 0)  # the leading silence is unvoiced
+
+
+def test_swift_frames_are_centred_at_multiples_of_the_hop() -> None:
+    """On a fast chirp a one-frame (16 ms) misalignment reads about 0.3 st off; the grid mapping
+    must be within a tenth of that."""
+    sr = 16000
+    seconds = 1.5
+    t = np.arange(int(sr * seconds)) / sr
+    contour = 100.0 + 300.0 * t / seconds  # 200 Hz per second
+    track = swift_f0_track(harmonic(contour, sr, seconds), sr)
+    grid = np.arange(track.size) * 0.005
+    truth = 100.0 + 300.0 * grid / seconds
+    keep = (track > 0) & (grid > 0.1) & (grid < seconds - 0.1)
+    err = 12 * np.log2(track[keep] / truth[keep])
+    shifted = 12 * np.log2(track[keep] / (truth[keep] + 200.0 * SWIFT_HOP / SWIFT_SR))
+    assert abs(float(np.mean(err))) < 0.05
+    assert abs(float(np.mean(shifted))) > 0.1  # the test can tell a one-frame shift
+
+
+def test_silence_and_noise_give_no_swift_voicing() -> None:
+    sr = 16000
+    assert not np.any(swift_f0_track(np.zeros(sr), sr) > 0)
+    noise = np.random.default_rng(1).normal(0, 0.1, sr)
+    assert np.mean(swift_f0_track(noise, sr) > 0) < 0.05
+
+
+def test_majority_takes_the_two_that_agree_and_drops_the_odd_one() -> None:
+    pw = np.array([200.0, 200.0, 0.0, 150.0, 100.0, 0.0])
+    pr = np.array([202.0, 100.0, 200.0, 300.0, 100.0, 0.0])
+    sw = np.array([198.0, 101.0, 204.0, 500.0, 0.0, 120.0])
+    out = majority_f0([pw, pr, sw])
+    assert out[0] == pytest.approx(200.0)  # all three agree: the median
+    assert out[1] == pytest.approx(100.5)  # pyworld an octave up: Praat and SwiftF0
+    assert out[2] == pytest.approx(202.0)  # pyworld unvoiced: the other two
+    assert out[3] == 0.0  # three different answers: no majority
+    assert out[4] == pytest.approx(100.0)  # SwiftF0 unvoiced, the other two agree
+    assert out[5] == 0.0  # one voiced tracker is no majority
+    assert voted_voiced([pw, pr, sw]).tolist() == [True, True, True, True, True, False]
+
+
+def test_majority_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="two F0 tracks"):
+        majority_f0([np.ones(3)])
+    with pytest.raises(ValueError, match="differ in length"):
+        majority_f0([np.ones(3), np.ones(4)])
+
+
+def test_the_vote_follows_praat_and_swift_where_pyworld_is_off() -> None:
+    """The failure of two-tracker agreement: pyworld about 6 st off on a voice. Praat and
+    SwiftF0 agree on the true pitch, and the vote follows them frame by frame."""
+    sr = 16000
+    x = np.concatenate([np.zeros(3200), harmonic(105.0, sr, 1.0), np.zeros(3200)])
+    wrong = f0_track(x, sr) * 2 ** (6 / 12)
+    vote = trim_edges(majority_f0([wrong, praat_f0_track(x, sr), swift_f0_track(x, sr)]))
+    voiced = vote[vote > 0]
+    assert voiced.size > 150
+    assert abs(float(np.mean(voiced)) / 105.0 - 1) < 0.01
+
+
+def test_subharmonic_frames_go_and_high_excursions_stay() -> None:
+    track = np.array([0.0, 200.0, 210.0, 190.0, 99.0, 420.0, 205.0, 0.0])
+    out = drop_subharmonics(track)
+    assert out.tolist() == [0.0, 200.0, 210.0, 190.0, 0.0, 420.0, 205.0, 0.0]
+    assert drop_subharmonics(np.array([0.0, 100.0, 0.0])).tolist() == [0.0, 100.0, 0.0]
+
+
+def test_a_missing_swift_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from stylebench.errors import MissingExtra
+
+    real_import = builtins.__import__
+
+    def no_swift(name: str, *args: object, **kwargs: object) -> object:
+        if name == "swift_f0":
+            raise ImportError("no module named swift_f0")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(pitch, "_SWIFT", {})
+    monkeypatch.setattr(builtins, "__import__", no_swift)
+    with pytest.raises(MissingExtra, match=r"stylebench\[signal\]"):
+        swift_f0_track(np.zeros(16000), 16000)
