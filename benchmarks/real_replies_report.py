@@ -130,9 +130,24 @@ def summarise(
         "suspects_scored": len(suspects),
         "probes_scored": sum(not p["unscored_all"] for p in probe_rows),
     }
+    any_unscored = [r["file"] for r in rows if any(_scored(r, d) is None for d in DIMS)]
+    gaps = [
+        (r["file"], round(g, 2))
+        for r in rows
+        if (g := r["result"]["values"].get(1, {}).get("f0_pyworld_gap_st")) is not None
+    ]
     return {
         "targets": targets,
         "n_replies": len(rows),
+        "n_any_unscored": len(any_unscored),
+        "rule_unscored": [
+            (d, r["file"], str(v))
+            for r in rows
+            for d in DIMS
+            if not isinstance(v := r["result"]["scores"][d].get(1), float)
+            and any(w in str(v) for w in RULE_WORDS)
+        ],
+        "pyworld_gap": {"n": len(gaps), "over": [x for x in gaps if abs(x[1]) > 1.0]},
         "n_pairs": len(pairs),
         "n_scored": {d: sum(_scored(r, d) is not None for r in rows) for d in DIMS},
         "unscored": unscored,
@@ -226,6 +241,11 @@ def render(result: dict[str, Any]) -> str:
         for why, g in sorted(s["unscored"][d].items(), key=lambda kv: -kv[1]["n"]):
             eg = ", ".join(f.split("/")[-1].removesuffix(".mp3") for f in g["files"][:2])
             out.append(f"    {d:6} {g['n']:3}  {why[:80]}  (e.g. {eg})")
+    out.append(
+        f"    replies unscored on at least one of {', '.join(DIMS)}: {s['n_any_unscored']}/{n} "
+        f"({100 * s['n_any_unscored'] / max(1, n):.1f}%)"
+    )
+    out += _rule_lines(s)
     out.append(f"(b) flags over the {n} replies (one-turn) | over {s['n_pair_turns']} pair turns:")
     for name in sorted(set(s["flags"]) | set(s["pair_flags"])):
         a, b = s["flags"].get(name, 0), s["pair_flags"].get(name, 0)
@@ -305,4 +325,29 @@ def _suspect_lines(sus: list[dict[str, Any]]) -> list[str]:
             f"f0 {_f(v.get('f0_mean_agreed'), '.0f')} Hz | ASR {(x['asr_text'] or '')[:50]!r} | "
             f"text {x['text'][:40]!r}"
         )
+    return out
+
+
+#: the reasons of the whispered / other-language / guessed-words rules (metrics/validity.py)
+RULE_WORDS = ("voiced speech", "whispered", "another language", "asr_unsure", "unconfirmed")
+
+
+def _rule_lines(s: dict[str, Any]) -> list[str]:
+    """Every reply left unscored by the voicing, language and word-certainty rules, by file;
+    then the replies whose pyworld mean and three-tracker score differ by over 1 st."""
+    out = ["    unscored by the voicing, language and certainty rules (every file):"]
+    for d, f, why in s["rule_unscored"]:
+        rule = next(w for w in RULE_WORDS if w in why)
+        out.append(f"      {d:6} {rule:18} {f.split('/')[-1].removesuffix('.mp3')}")
+    pg = s["pyworld_gap"]
+    out.append(
+        f"    pyworld f0_mean vs the three-tracker score: {len(pg['over'])}/{pg['n']} replies "
+        "more than 1 st apart"
+        + (
+            ": "
+            + ", ".join(f"{f.split('/')[-1].removesuffix('.mp3')} {g:+.2f}" for f, g in pg["over"])
+            if pg["over"]
+            else ""
+        )
+    )
     return out

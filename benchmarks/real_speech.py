@@ -138,6 +138,8 @@ def measure_clip(
     keep = ("id", "lang", "sex", "f0_class", "style", "duration_s")
     return {
         **{k: clip[k] for k in keep},
+        "split": clip.get("split", ""),
+        "traits": clip.get("speaker_traits", []),
         "levels": info,
         "diagnostics": diag,
         "errors": errors,
@@ -176,14 +178,27 @@ def run(
             results = [f.result() for f in futures]
     else:
         results = [measure_clip(c, todo, cache, use_asr) for c in clips]
+    splits = sorted({r["split"] for r in results if r["split"]})
     return {
         "formant_shifter": shifter,
         "asr": "faster-whisper:base" if use_asr else None,
+        "isa": _isa(),
         "changes": [vars(c) | {"direction": c.direction} for c in todo],
         "clips": results,
         "summary": summarise(results, todo, use_asr),
+        "by_split": {
+            sp: summarise([r for r in results if r["split"] == sp], todo, use_asr) for sp in splits
+        },
         "seconds": time.perf_counter() - t0,
     }
+
+
+def _isa() -> str:
+    """CTranslate2's CPU code path here (instruction set and GEMM backend), as the ASR cache
+    keys it: transcripts, so speed, may differ between paths (docs/metrics.md)."""
+    from stylebench.metrics.asr.isa import ct2_cpu
+
+    return ct2_cpu().key()
 
 
 def main(argv: list[str] | None = None) -> int:

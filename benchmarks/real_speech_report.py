@@ -18,6 +18,11 @@ MAX_PITCH_BIAS_ST = 0.3
 MAX_LEAKS = 0
 #: per clip, a tempo or gain change may move the pitch score by less than this (st)
 MAX_PITCH_DRIFT_ST = 0.3
+#: per clip, a pitch shift may move the speed score by less than this (%)
+MAX_SPEED_DRIFT_PCT = 2.0
+#: pyworld's plain mean (FastSpeech2's f0_mean) and the three-tracker score differ by more than
+#: this on a reply: counted and listed
+PYWORLD_GAP_ST = 1.0
 
 
 def _group(ch: Any) -> str:
@@ -60,6 +65,8 @@ def _row(clip: dict[str, Any], ch: Any, dims: tuple[str, ...], thr: Any) -> dict
         ]
     if ch.dim != "pitch" and isinstance(pair["change"].get("pitch"), float):
         row["pitch_drift"] = pair["change"]["pitch"]
+    if ch.dim == "pitch" and isinstance(pair["change"].get("speed"), float):
+        row["speed_drift"] = pair["change"]["speed"]
     row["unscored"] = {
         d: c for d, c in pair["change"].items() if isinstance(c, str) and c.startswith("unscored")
     }
@@ -134,12 +141,30 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
     ]
     worst = max(drift, default=(0.0, "", "", 0.0))
     targets["pitch_drift"] = worst[0] < MAX_PITCH_DRIFT_ST
+    sdrift = [
+        (abs(r["speed_drift"]), r["clip"], r["change"], r["speed_drift"])
+        for g in groups.values()
+        for r in g["rows"]
+        if "speed_drift" in r
+    ]
+    sworst = max(sdrift, default=(0.0, "", "", 0.0))
+    if use_asr:
+        targets["speed_drift"] = sworst[0] < MAX_SPEED_DRIFT_PCT
     targets["all_pass"] = (
         all(targets["detected"].values())
         and all(targets["pitch_bias"].values())
         and targets["leakage"]
         and targets["pitch_drift"]
+        and targets.get("speed_drift", True)
     )
+    gaps = [
+        (c["id"], v, g)
+        for c in results
+        for name, pair in c["pairs"].items()
+        for k, v in ((1, "orig"), (2, name))
+        if (g := pair.get("values", {}).get(k, {}).get("f0_pyworld_gap_st")) is not None
+    ]
+    gaps = sorted(set(gaps))
     unscored: Counter[str] = Counter(
         f"{d}: {why}"
         for g in groups.values()
@@ -155,6 +180,16 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
             "worst": worst[1:],
             "n_over": sum(d[0] >= MAX_PITCH_DRIFT_ST for d in drift),
             "n": len(drift),
+        },
+        "speed_drift": {
+            "max": sworst[0],
+            "worst": sworst[1:],
+            "n_over": sum(d[0] >= MAX_SPEED_DRIFT_PCT for d in sdrift),
+            "n": len(sdrift),
+        },
+        "pyworld_gap": {
+            "n": len(gaps),
+            "over": [(c, v, round(g, 2)) for c, v, g in gaps if abs(g) > PYWORLD_GAP_ST],
         },
         "unscored": dict(unscored),
         "tempo_without_asr": {"n": len(tempo), "leaks": tempo_leaks},
@@ -243,7 +278,7 @@ def render(result: dict[str, Any]) -> str:
     out = [
         f"real-speech validation: {len(result['clips'])} clips, formant-preserving shifter = "
         f"{result['formant_shifter']}, ASR = {result['asr'] or 'off (speed skipped)'}, "
-        f"{result['seconds']:.0f} s",
+        f"{result['seconds']:.0f} s; CTranslate2 CPU path {result.get('isa', '?')}",
         "scoring: each change is a two-turn sample (original, copy) through analyse_reply + "
         "finish_sample; scores and thresholds from metrics/dims "
         f"({', '.join(f'{d} {v:g}' for d, v in s['thresholds'].items())})",
@@ -286,9 +321,47 @@ def render(result: dict[str, Any]) -> str:
         f"({' '.join(map(str, pd['worst'][:2]))}), {pd['n_over']}/{pd['n']} at or over "
         f"{MAX_PITCH_DRIFT_ST} st"
     )
+    out += _extra_lines(s)
+    out.append(f"  overall: {_pf(t['all_pass'])}")
+    for split, sub in result.get("by_split", {}).items():
+        n = sum(c["split"] == split for c in result["clips"])
+        out += ["", f"{split} half ({n} clips):"]
+        for name, g in sub["groups"].items():
+            out.append(
+                f"  {name}: detected {g['n_detected']}/{g['n']}, leaks {g['n_leaks']}, "
+                + ", ".join(
+                    f"bias {sg} {_f(d['bias'])}"
+                    for sg, d in g["by_direction"].items()
+                    if g["dim"] == "pitch"
+                )
+            )
+        out += _extra_lines(sub)
+        out.append(f"  {split} half overall: {_pf(sub['targets']['all_pass'])}")
+    return "\n".join(out)
+
+
+def _extra_lines(s: dict[str, Any]) -> list[str]:
+    """Speed under pitch shifts, pyworld against the three-tracker score, unscored reasons."""
+    out = []
+    sd = s["speed_drift"]
+    if "speed_drift" in s["targets"]:
+        out.append(
+            f"  {_pf(s['targets']['speed_drift'])} speed under pitch shifts: max |change| "
+            f"{sd['max']:.2f}% ({' '.join(map(str, sd['worst'][:2]))}), {sd['n_over']}/{sd['n']} "
+            f"at or over {MAX_SPEED_DRIFT_PCT}%"
+        )
+    pg = s["pyworld_gap"]
+    out.append(
+        f"  pyworld f0_mean vs three-tracker score: {len(pg['over'])}/{pg['n']} replies more "
+        f"than {PYWORLD_GAP_ST} st apart"
+        + (
+            ": " + ", ".join(f"{c}@{v} {g:+.2f}" for c, v, g in pg["over"][:12])
+            if pg["over"]
+            else ""
+        )
+    )
     out.append(
         "  unscored (dimension: reason): "
         + ("; ".join(f"{k} x{n}" for k, n in sorted(s["unscored"].items())) or "none")
     )
-    out.append(f"  overall: {_pf(t['all_pass'])}")
-    return "\n".join(out)
+    return out

@@ -18,6 +18,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,16 +115,23 @@ def filter_chain(change: Change, duration_s: float) -> str | None:
     return None
 
 
+def audio_dirs() -> list[Path]:
+    """Where corpus audio may lie, in order: every folder of ``$STYLEBENCH_REAL_SPEECH``
+    (``os.pathsep``-separated), else ``benchmarks/corpus`` and ``shared/real_speech`` beside the
+    checkout. The audio is not in the repository (``benchmarks/get_corpus.py`` fetches it)."""
+    env = os.environ.get("STYLEBENCH_REAL_SPEECH")
+    if env:
+        return [Path(p) for p in env.split(os.pathsep) if p]
+    return [CORPUS, CORPUS.parents[2] / "shared" / "real_speech"]
+
+
 def audio_dir(clips: list[dict[str, Any]]) -> Path:
-    """Where the corpus audio lies: ``$STYLEBENCH_REAL_SPEECH``, else ``benchmarks/corpus``, else
-    ``shared/real_speech`` beside the checkout. The audio is not in the repository
-    (``benchmarks/get_corpus.py`` fetches it).
+    """The first of :func:`audio_dirs` that holds every clip of ``clips``.
 
     Raises:
         FileNotFoundError: no candidate folder holds every clip.
     """
-    env = os.environ.get("STYLEBENCH_REAL_SPEECH")
-    candidates = [Path(env)] if env else [CORPUS, CORPUS.parents[2] / "shared" / "real_speech"]
+    candidates = audio_dirs()
     for folder in candidates:
         if all((folder / c["file"]).is_file() for c in clips):
             return folder
@@ -134,12 +142,31 @@ def audio_dir(clips: list[dict[str, Any]]) -> Path:
 
 
 def load_manifest(path: Path = CORPUS / "manifest.json") -> list[dict[str, Any]]:
-    """The corpus clips (manifest entries), each with ``path`` added."""
+    """The corpus clips (manifest entries) whose audio is present in one of
+    :func:`audio_dirs`, each with ``path`` added; a listed clip whose audio is nowhere yet (a
+    clip added to the manifest before its audio was fetched) is left out and named on stderr.
+
+    Raises:
+        FileNotFoundError: not one clip's audio is present.
+    """
     clips = json.loads(path.read_text(encoding="utf-8"))["clips"]
-    folder = audio_dir(clips)
+    folders = audio_dirs()
+    found, missing = [], []
     for c in clips:
-        c["path"] = str(folder / c["file"])
-    return clips
+        where = next((f for f in folders if (f / c["file"]).is_file()), None)
+        if where is None:
+            missing.append(c["id"])
+            continue
+        found.append({**c, "path": str(where / c["file"])})
+    if not found:
+        audio_dir(clips)  # raises with the folders it looked in
+    if missing:
+        print(
+            f"real-speech corpus: {len(missing)} of {len(clips)} clips have no audio here yet "
+            f"and are left out ({', '.join(missing)}); folders: {', '.join(map(str, folders))}",
+            file=sys.stderr,
+        )
+    return found
 
 
 def vstyle_folder() -> Path:

@@ -49,13 +49,22 @@ from stylebench.metrics.spec import MetricSpec
 SPEC = MetricSpec(
     name="validity",
     version="2",
-    outputs=("level_spread_db", "high_band_share"),
+    outputs=(
+        "level_spread_db",
+        "high_band_share",
+        "declared_lang_p",
+        "asr_mean_logprob",
+        "asr_unsure_share",
+    ),
     needs=("audio", "speech_span"),
     description=(
         "level_spread_db: 90th minus 10th percentile of the 20 ms frame levels (dB) inside the "
         "speech span (steady under 6 dB: a tone, hum or noise). The rules that leave a reply "
         "unscored (too short, not speech, doubtful transcript, trackers disagree) read it with "
-        "the F0 spread, the speech seconds and the syllable counts."
+        "the F0 spread, the speech seconds and the syllable counts. high_band_share: energy "
+        "above 2 kHz / all energy in the speech span (whisper signature). From the transcript: "
+        "declared_lang_p (the ASR's language-ID probability of the declared language), "
+        "asr_mean_logprob and asr_unsure_share (share of word time on words under p 0.5)."
     ),
 )
 

@@ -91,12 +91,24 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     """
     from stylebench.metrics import energy, pitch, vad
 
+    track = pitch.f0_track(
+        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
+    )
+    praat = pitch.praat_f0_track(
+        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
+    )
+    swift = pitch.swift_f0_track(
+        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
+    )
+    voiced = pitch.voted_voiced([track, praat, swift])
     spans: dict[str, dict[str, float]] = {}
     missed, suspect = None, None  # None: Silero was not asked (``--vad energy``)
     peaks = None  # syllable-nucleus candidates: one Praat pass per reply, filtered per span
     for backend in ("energy",) if cfg.vad == "energy" else ("silero", "energy"):
         try:
-            span = vad.speech_span(wave, sr, backend=backend)
+            span = vad.speech_span(
+                wave, sr, backend=backend, voiced=voiced, voiced_frame_s=cfg.frame_ms / 1000.0
+            )
         except ValueError as exc:
             if "no speech detected" not in str(exc):
                 raise
@@ -108,15 +120,6 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
             if peaks is None:
                 peaks = _voiced_peaks(wave, sr)
             spans[backend] = _span_values(wave, sr, span, peaks, energy, vad)
-    track = pitch.f0_track(
-        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
-    )
-    praat = pitch.praat_f0_track(
-        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
-    )
-    swift = pitch.swift_f0_track(
-        wave, sr, frame_ms=cfg.frame_ms, f0_floor=cfg.f0_floor, f0_ceil=cfg.f0_ceil
-    )
     from stylebench.metrics import alignment
 
     try:
