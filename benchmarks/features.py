@@ -125,7 +125,7 @@ def main() -> None:
         print(f"corpus: {len(paths)} espeak-ng utterances, {secs:.1f} s of audio, 1 thread")
         print(f"{args.repeat} passes each, alternating; x realtime per core, median [min, max]:")
         for key, label in (
-            ("ours", "stylebench features (silero VAD, pyworld F0, Praat F0, RMS, nuclei)"),
+            ("ours", "stylebench features (VAD, F0 by pyworld + Praat + SwiftF0, RMS, nuclei)"),
             ("base", "baseline librosa.pyin loop (load + pYIN F0 + RMS)"),
         ):
             xs = [secs / t for t in times[key]]

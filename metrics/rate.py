@@ -153,10 +153,17 @@ def syllable_nuclei(wave: np.ndarray, sr: int, *, span: SpeechSpan | None = None
     return nuclei_in_span(voiced_peaks(x, sr), span)
 
 
-def voiced_peaks(wave: np.ndarray, sr: int) -> np.ndarray:
+def voiced_peaks(
+    wave: np.ndarray, sr: int, f0: np.ndarray | None = None, frame_s: float = 0.005
+) -> np.ndarray:
     """Every syllable-nucleus candidate of a file (the peaks of :func:`syllable_nuclei` before
     the span is applied), in seconds. Compute once per file and filter per span with
     :func:`nuclei_in_span`: the result is the same as calling :func:`syllable_nuclei` per span.
+
+    A peak is voiced where Praat's pitch (floor 50 Hz) has a value; ``f0`` (a Praat F0 track on
+    a ``frame_s`` grid, frame i centred at ``i * frame_s``, such as
+    :func:`stylebench.metrics.pitch.praat_f0_track` gives) answers that from its nearest frame
+    instead of a second Praat pitch pass.
 
     Raises:
         ValueError: bad or too-short audio (< 0.2 s).
@@ -177,6 +184,13 @@ def voiced_peaks(wave: np.ndarray, sr: int) -> np.ndarray:
         nxt = peaks[i + 1] if i + 1 < len(peaks) else db.size - 1
         if db[p] - db[p : nxt + 1].min() > NUCLEI_MIN_DIP_DB:
             kept.append(p)
+    if f0 is not None:
+        track = np.asarray(f0, dtype=np.float64).reshape(-1)
+        at = np.clip(np.round(times[kept] / frame_s).astype(int), 0, max(0, track.size - 1))
+        return np.asarray(
+            [times[p] for p, i in zip(kept, at, strict=True) if track.size and track[i] > 0],
+            dtype=np.float64,
+        )
     pitch = sound.to_pitch(pitch_floor=NUCLEI_MIN_PITCH_HZ, pitch_ceiling=800.0)
     voiced = [times[p] for p in kept if not math.isnan(pitch.get_value_at_time(times[p]))]
     return np.asarray(voiced, dtype=np.float64)

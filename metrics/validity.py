@@ -189,10 +189,12 @@ def high_band_share(wave: np.ndarray, sr: int, mask: np.ndarray) -> float:
     n = int(0.032 * sr)
     hop = n // 2
     starts = np.arange(0, max(0, x.size - n + 1), hop)
-    starts = starts[[bool(m[s : s + n].mean() >= 0.5) for s in starts]] if starts.size else starts
+    if starts.size:
+        inside = np.concatenate([[0], np.cumsum(m, dtype=np.int64)])
+        starts = starts[(inside[starts + n] - inside[starts]) * 2 >= n]
     if starts.size == 0:
         return math.nan
-    frames = np.stack([x[s : s + n] for s in starts]) * np.hanning(n)
+    frames = x[starts[:, None] + np.arange(n)] * np.hanning(n)
     power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
     freqs = np.fft.rfftfreq(n, 1.0 / sr)
     total = float(power.sum())
