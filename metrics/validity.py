@@ -30,8 +30,8 @@ Rules (every threshold was set from measurements listed in docs/metrics.md, "Uns
   voicing with energy high in the spectrum.
 - **another language** (speed, ``language_mismatch``): the ASR's language ID hears another
   language than the declared one (:func:`language_mismatch`); the transcript is a translation.
-- **guessed words** (speed, ``asr_unsure``): most of the transcript's word time lies on words
-  the ASR is unsure of (nonsense words, mumbling). A re-decoded transcript is doubtful only when
+- **guessed words** (speed, ``asr_unsure``): much of the transcript's word time lies on words
+  the ASR is unsure of and its mean log-probability is low (nonsense words, mumbling). A re-decoded transcript is doubtful only when
   the syllable-nuclei count does not confirm it (``asr_redecoded_unconfirmed``), so the same
   clean speech is scored whichever instruction set the ASR ran on.
 """
@@ -101,9 +101,14 @@ WHISPER_MIN_HIGH_BAND = 0.35
 #: the ones spoken.
 MIN_DECLARED_LANG_P = 0.2
 #: a transcript is mostly guesses when more than this share of its word time lies on words the
-#: ASR gives a probability under 0.5 (clean real speech: 0.34 at most, a quiet digit string;
-#: speech whose first 40% is played backwards, a stand-in for nonsense words: 0.11-0.77)
+#: ASR gives a probability under 0.5 AND its duration-weighted mean log-probability is under
+#: :data:`MAX_UNSURE_MEAN_LOGPROB`. Tuning data (benchmarks/corpus): clean real speech 0.34 and
+#: -0.66 at the extremes (a quiet digit string), never both; the same clips with their first 40%
+#: played backwards (a stand-in for nonsense words) caught 6 of 11. Held out (VStyle replies whose
+#: transcript reads their text channel within 10% error, 160): 1 flagged; on the share alone
+#: (no log-probability bound) 6 of those 160 correct transcripts would have been flagged.
 MAX_UNSURE_WORD_SHARE = 0.4
+MAX_UNSURE_MEAN_LOGPROB = -0.6
 #: a re-decoded transcript (Whisper's first pass looped or was unsure) is vouched for when its
 #: syllable count agrees with the ASR-free syllable-nuclei count as closely as a faithful text
 #: channel must (:data:`TEXT_SYL_PER_NUCLEUS`) and its words are not mostly guesses: whether the
@@ -220,6 +225,7 @@ def transcript_doubts(
     *,
     asr_flags: tuple[str, ...] | list[str] = (),
     unsure_word_share: float = 0.0,
+    mean_logprob: float = 0.0,
 ) -> list[str]:
     """Flags that make a transcript doubtful for counting syllables (see module docstring).
 
@@ -231,9 +237,10 @@ def transcript_doubts(
         nuclei: the ASR-free syllable-nuclei count over the same span (None: not measured).
         asr_flags: the ASR's own flags (``asr_redecoded`` among them).
         unsure_word_share: share of word time on words the ASR is unsure of.
+        mean_logprob: the transcript's duration-weighted mean segment log-probability.
     """
     out = []
-    if unsure_word_share > MAX_UNSURE_WORD_SHARE:
+    if unsure_word_share > MAX_UNSURE_WORD_SHARE and mean_logprob < MAX_UNSURE_MEAN_LOGPROB:
         out.append("asr_unsure")
     if "asr_redecoded" in asr_flags:
         lo, hi = TEXT_SYL_PER_NUCLEUS

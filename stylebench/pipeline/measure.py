@@ -45,7 +45,7 @@ def tolerances() -> dict[str, object]:
         "min_voiced_share": validity.MIN_VOICED_SHARE,
         "whisper": (validity.WHISPER_MAX_VOICED, validity.WHISPER_MIN_HIGH_BAND),
         "min_declared_lang_p": validity.MIN_DECLARED_LANG_P,
-        "max_unsure_word_share": validity.MAX_UNSURE_WORD_SHARE,
+        "unsure": (validity.MAX_UNSURE_WORD_SHARE, validity.MAX_UNSURE_MEAN_LOGPROB),
         "subharmonic_st": pitch.SUBHARMONIC_ST,
         "text_syl_per_nucleus": validity.TEXT_SYL_PER_NUCLEUS,
         "syl_per_s": validity.PLAUSIBLE_SYL_PER_S,
@@ -304,6 +304,7 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
             nuclei,
             asr_flags=tuple(tr.flags),
             unsure_word_share=getattr(tr, "unsure_word_share", 0.0),
+            mean_logprob=getattr(tr, "mean_logprob", 0.0),
         )
         flags += [f for f in doubts if f not in flags]
     if syl == 0:
