@@ -146,3 +146,27 @@ def test_speech_level_sound_touching_a_segment_joins_it_and_nothing_else_does() 
     y[int(2.1 * SR) : int(3.5 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)
     assert join_loud([(2.1, 3.5)], y, SR, 0.15)[0][0] == pytest.approx(0.6, abs=0.02)
     assert join_loud([(2.1, 3.5)], y, SR, 0.05)[0][0] == pytest.approx(2.1, abs=0.02)
+
+
+def test_span_edges_grow_over_voiced_sound_only() -> None:
+    """With voicing given, a noise burst at speech level next to the speech does not join and
+    does not pull an edge out (its level decides nothing then); a voiced stretch still does."""
+    from stylebench.metrics.vad import VoicedTimes, join_loud, snap_edges
+
+    rng = np.random.default_rng(2)
+    x = 0.005 * rng.standard_normal(4 * SR)
+    t = np.arange(int(1.4 * SR)) / SR
+    x[int(0.6 * SR) : int(2.0 * SR)] += 0.5 * np.sin(2 * np.pi * 200 * t)  # the voice
+    x[int(0.45 * SR) : int(0.55 * SR)] += 0.5 * rng.standard_normal(int(0.1 * SR))  # a burst
+    frames = np.arange(int(4 / 0.005)) * 0.005
+    voiced = VoicedTimes((frames >= 0.6) & (frames < 2.0), 0.005)
+    # Silero started 0.4 s late: the voice before it joins either way
+    assert join_loud([(1.0, 2.0)], x, SR, 0.15, voiced)[0][0] == pytest.approx(0.6, abs=0.02)
+    # the burst 0.05 s before the voice joins on level alone, not with voicing
+    assert join_loud([(0.6, 2.0)], x, SR, 0.15)[0][0] == pytest.approx(0.45, abs=0.02)
+    assert join_loud([(0.6, 2.0)], x, SR, 0.15, voiced)[0][0] == pytest.approx(0.6, abs=0.02)
+    # snapping to an energy edge 0.15 s out: over the burst only without voicing
+    assert snap_edges([(0.6, 2.0)], [(0.45, 2.0)])[0][0] == 0.45
+    assert snap_edges([(0.6, 2.0)], [(0.45, 2.0)], voiced)[0][0] == 0.6
+    assert snap_edges([(0.8, 2.0)], [(0.6, 2.0)], voiced)[0][0] == 0.6  # a late voiced onset
+    assert voiced.seconds(0.6, 0.7) == pytest.approx(0.1)
