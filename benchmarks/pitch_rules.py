@@ -1,0 +1,135 @@
+"""Which per-frame pitch rule holds still under tempo and gain changes? The alternatives that
+docs/metrics.md ("Three-tracker vote") compares, on the same copies as ``real_speech.py``.
+
+For every clip (the corpus, or VStyle replies with ``--corpus vstyle``) the original and its
+tempo (x0.8, x1.25) and gain (+-4 dB) copies are tracked once by pyworld, Praat and SwiftF0
+(``stylebench.metrics.pitch``); each rule turns the three tracks into a per-reply mean, and the
+change from the original to each copy (in semitones) should be 0. Printed per rule: the worst
+|change| and how many copies move by 0.3 st or more, per corpus half when the manifest splits it.
+
+    .venv/bin/python benchmarks/pitch_rules.py [--corpus vstyle] [--every 2] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from real_speech_transforms import (
+    changes,
+    has_rubberband,
+    load_manifest,
+    load_vstyle,
+    make_versions,
+)
+
+LIMIT_ST = 0.3
+
+
+def _mean(track: np.ndarray) -> float:
+    v = track[track > 0]
+    return float(np.mean(v)) if v.size >= 3 else math.nan
+
+
+def rules() -> dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], float]]:
+    """Per-frame rules: (pyworld, Praat, SwiftF0 tracks on one grid) -> the reply's mean F0."""
+    from stylebench.metrics import pitch
+
+    def old(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+        return _mean(np.where(pitch.agreed_frames(a, b, edge=1), a, 0.0))
+
+    def vote(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+        return _mean(pitch.trim_edges(pitch.majority_f0([a, b, c])))
+
+    def all_three(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+        stack = np.vstack([a, b, c])
+        med = np.median(stack, axis=0)
+        ok = (stack > 0).all(axis=0)
+        near = np.abs(12 * np.log2(np.where(ok, stack, 1.0) / np.where(ok, med, 1.0))) <= 2.0
+        return _mean(pitch.trim_edges(np.where(ok & near.all(axis=0), med, 0.0)))
+
+    def vote_guard(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+        t = pitch.trim_edges(pitch.majority_f0([a, b, c]))
+        if (t > 0).sum() < 3:
+            return math.nan
+        lo, hi = pitch.speaker_f0_range([t])
+        return _mean(np.where((t >= lo) & (t <= hi), t, 0.0))
+
+    def chosen(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+        return _mean(pitch.drop_subharmonics(pitch.trim_edges(pitch.majority_f0([a, b, c]))))
+
+    return {
+        "pyworld+Praat agree, pyworld value (old)": old,
+        "vote of three, no guard": vote,
+        "all three voiced and agree": all_three,
+        "vote, +-0.75 octave guard": vote_guard,
+        "vote, subharmonics dropped (chosen)": chosen,
+    }
+
+
+def measure_clip(clip: dict[str, Any], cache: Path) -> tuple[str, str, dict[str, dict[str, float]]]:
+    """Each rule's change (st) from the original to each tempo and gain copy. Runs in a worker."""
+    import soundfile as sf
+
+    from stylebench.metrics import pitch
+
+    todo = [c for c in changes("rubberband" if has_rubberband() else "world") if c.dim != "pitch"]
+    paths, _ = make_versions(clip, todo, cache)
+    means: dict[str, dict[str, float]] = {}
+    for name, path in paths.items():
+        x, sr = sf.read(str(path), dtype="float64")
+        tracks = (pitch.f0_track(x, sr), pitch.praat_f0_track(x, sr), pitch.swift_f0_track(x, sr))
+        means[name] = {r: f(*tracks) for r, f in rules().items()}
+    out = {
+        name: {
+            r: 12 * math.log2(m[r] / means["orig"][r])
+            if m[r] > 0 and means["orig"][r] > 0
+            else math.nan
+            for r in m
+        }
+        for name, m in means.items()
+        if name != "orig"
+    }
+    return clip["id"], clip.get("split", ""), out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", choices=("speech", "vstyle"), default="speech")
+    ap.add_argument("--every", type=int, default=2, help="vstyle: keep every n-th reply")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--cache", type=Path, help="copies' cache (default $STYLEBENCH_CACHE/...)")
+    args = ap.parse_args(argv)
+    from stylebench.paths import cache_root
+
+    cache = args.cache or cache_root() / "real_speech"
+    try:
+        clips = load_manifest() if args.corpus == "speech" else load_vstyle(every=args.every)
+    except FileNotFoundError as exc:
+        print(f"pitch_rules: {exc}", file=sys.stderr)
+        return 2
+    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+        results = list(pool.map(measure_clip, clips, [cache] * len(clips)))
+    groups = {"all": results}
+    for split in sorted({s for _, s, _ in results if s}):
+        groups[f"{split} half"] = [r for r in results if r[1] == split]
+    print(
+        f"{args.corpus}: {len(results)} clips; per rule: worst |change| st (copies >= {LIMIT_ST})"
+    )
+    for gname, rows in groups.items():
+        print(f"  {gname} ({len(rows)} clips, {sum(len(o) for _, _, o in rows)} copies)")
+        for rule in rules():
+            vals = [abs(o[v][rule]) for _, _, o in rows for v in o if not math.isnan(o[v][rule])]
+            worst = max(vals, default=math.nan)
+            print(f"    {rule:42s} {worst:5.2f} ({sum(v >= LIMIT_ST for v in vals)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
