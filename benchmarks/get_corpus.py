@@ -7,7 +7,7 @@ manifest was made (``ffmpeg -i SRC [-t SECONDS] -ac 1 -ar 16000 -sample_fmt s16 
 checks the result's sha256 too, so every user measures the same bytes. Files already present with
 the right hash are kept.
 
-    .venv/bin/python benchmarks/get_corpus.py [--out DIR]
+    .venv/bin/python benchmarks/get_corpus.py [--out DIR] [--split tune|heldout|all]
 
 ``--out`` (default: the corpus folder, or ``$STYLEBENCH_REAL_SPEECH``) is where the tests and the
 benchmark look first. Needs network access to GitHub; machines without it can point
@@ -41,6 +41,11 @@ def trim_seconds(clip: dict[str, Any]) -> float | None:
     if note.startswith("first ") and " s " in note:
         return float(note.split()[1])
     return None
+
+
+def select(clips: list[dict[str, Any]], split: str) -> list[dict[str, Any]]:
+    """The clips of one half (``tune`` or ``heldout``), or all of them for ``all``."""
+    return clips if split == "all" else [c for c in clips if c.get("split") == split]
 
 
 def sha256(path: Path) -> str:
@@ -91,10 +96,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default = os.environ.get("STYLEBENCH_REAL_SPEECH") or str(MANIFEST.parent)
     ap.add_argument("--out", type=Path, default=Path(default))
+    ap.add_argument(
+        "--split",
+        choices=("tune", "heldout", "all"),
+        default="all",
+        help="fetch only the clips of one half (see SOURCES.md); default all",
+    )
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     failed = 0
-    for clip in json.loads(MANIFEST.read_text(encoding="utf-8"))["clips"]:
+    for clip in select(json.loads(MANIFEST.read_text(encoding="utf-8"))["clips"], args.split):
         try:
             print(f"{clip['id']}: {fetch_clip(clip, args.out)}")
         except (OSError, ValueError, subprocess.CalledProcessError) as exc:

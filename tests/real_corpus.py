@@ -28,3 +28,20 @@ def corpus_dir(files: Iterable[str]) -> Path:
     pytest.skip(
         "real-speech corpus audio absent: run benchmarks/get_corpus.py or set STYLEBENCH_REAL_SPEECH"
     )
+
+
+def present_clips(clips: Iterable[dict], at_least: int = 1) -> tuple[Path, list[dict]]:
+    """The first candidate folder holding ``at_least`` of ``clips`` (manifest entries), with the
+    clips whose audio lies there; clips listed but absent are left out. Skips the test when no
+    folder holds enough of them (a corpus grown in the manifest before its audio is copied)."""
+    clips = list(clips)
+    env = os.environ.get("STYLEBENCH_REAL_SPEECH")
+    candidates = [Path(env)] if env else [MANIFEST.parent, ROOT.parent / "shared" / "real_speech"]
+    for folder in candidates:
+        there = [c for c in clips if (folder / c["file"]).is_file()]
+        if len(there) >= at_least:
+            return folder, there
+    pytest.skip(
+        f"real-speech corpus audio absent (fewer than {at_least} of {len(clips)} clips found): "
+        "run benchmarks/get_corpus.py or set STYLEBENCH_REAL_SPEECH"
+    )
