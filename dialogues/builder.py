@@ -23,7 +23,6 @@ import numpy as np
 
 from stylebench.audio import write_wav
 from stylebench.dialogues.card import card_markdown
-from stylebench.errors import BadValue, FileClash
 from stylebench.metrics.dims.base import dimension
 from stylebench.records import (
     ACOUSTIC_DIMS,
@@ -147,10 +146,10 @@ def plan_samples(spec: BuildSpec, voices: dict[str, list[Voice]]) -> list[dict[s
         phr = load_phrasings(lang)
         lang_voices = voices[lang][: spec.voices_per_lang]
         if not lang_voices:
-            raise BadValue(f"no voices for {lang!r}: --voices-per-lang must be at least 1")
+            raise ValueError(f"no voices for {lang!r}")
         for dim in spec.dims:
             if dim not in phr:
-                raise BadValue(f"phrasings_{lang}.json has no phrasings for dim {dim!r} (--dims)")
+                raise ValueError(f"phrasings_{lang}.json has no phrasings for dim {dim!r}")
             if dim == "emotion":
                 plans += _plan_emotion(spec, lang, lang_voices, phr["emotion"], rng)
                 continue
@@ -191,7 +190,7 @@ def _plan_emotion(
     fresh random order; ``{emotion}`` in a phrasing becomes the emotion's name in ``lang``."""
     unknown = sorted(set(spec.emotions) - set(EMOTIONS))
     if unknown:
-        raise BadValue(f"--emotions: unknown emotions {unknown}; choose from {', '.join(EMOTIONS)}")
+        raise ValueError(f"unknown emotions {unknown}; choose from {', '.join(EMOTIONS)}")
     pool = load_emotion_pool(lang)
     plans = []
     for emotion in spec.emotions:
@@ -239,15 +238,12 @@ def build_set(
     """
     out_dir = Path(out_dir)
     if out_dir.exists():
-        raise FileClash(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
+        raise FileExistsError(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
     plans = plan_samples(spec, voices)
     voice_by_id = {v.id: v for vs in voices.values() for v in vs}
     set_version = f"b{BUILDER_VERSION}-p{pools_checksum(spec.dims)[:8]}-s{spec.seed}"
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=out_dir.parent))
-    except OSError as exc:
-        raise BadValue(f"cannot create a set in {out_dir.parent}: {exc.strerror}") from None
+    tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=out_dir.parent))
     try:
 
         def render(plan: dict[str, Any]) -> Sample:

@@ -108,13 +108,9 @@ def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.nd
 
     p = Path(path)
     if not p.is_file():
-        raise AudioError(
-            f"{p}: is a folder, not an audio file"
-            if p.is_dir()
-            else f"{p}: audio file does not exist"
-        )
+        raise AudioError(f"{p}: audio file does not exist")
     if p.stat().st_size == 0:
-        raise AudioError(f"{p.name}: audio file is empty (0 bytes)")
+        raise AudioError(f"{p.name}: audio file is empty (0 bytes); the model returned no audio")
     _check_wav_truncation(p)
     try:
         data, sr = sf.read(str(p), dtype="float32", always_2d=True)

@@ -101,29 +101,6 @@ class RunStore:
                 f"cannot make the run folder {self.root}: {file} is a file; pass a folder as "
                 "--out (or another --run-id)"
             ) from None
-        except OSError as exc:  # read-only, /proc, no permission
-            raise BadValue(
-                f"cannot make the run folder {self.root}: {exc.strerror}; pass a writable "
-                "folder as --out"
-            ) from None
-
-    def remove_if_unused(self) -> bool:
-        """Remove the run folder when it holds nothing a run wrote: only the lock file and an
-        empty worker log (a run that failed before its first record, e.g. on a bad
-        ``--model-arg``). Returns whether it was removed; a folder with anything else is kept."""
-        if not self.root.is_dir():
-            return False
-        names = {p.name for p in self.root.iterdir()}
-        log = self.root / "worker.log"
-        if not names <= {LOCK_NAME, "worker.log"} or (log.exists() and log.stat().st_size > 0):
-            return False
-        for name in names:
-            (self.root / name).unlink(missing_ok=True)
-        try:
-            self.root.rmdir()
-        except OSError:
-            return False
-        return True
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Write the manifest atomically (the only file that is replaced, never appended)."""

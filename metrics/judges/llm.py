@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
-from stylebench.errors import BadValue
 from stylebench.metrics.judges.base import JudgeError, JudgeRequest, Verdict
 from stylebench.metrics.judges.prompting import (
     ChatMessage,
@@ -65,7 +64,7 @@ class ChatJudge:
         seed: int = 0,
     ) -> None:
         if not model:
-            raise BadValue(
+            raise ValueError(
                 f"the {self.name} judge needs a model: pass --judge-model "
                 "(e.g. Qwen/Qwen3-4B-Instruct-2507, the paper's judge, or a local path)"
             )

@@ -35,7 +35,6 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from stylebench.errors import BadValue
 from stylebench.model_wrappers.api.flavours import (
     AUDIO_ID,
     TEXT_AUDIO,
@@ -108,35 +107,26 @@ class OpenAIAudioModel(SpeechModel):
         voice = fl.default_voice if voice is None else voice
         system = fl.default_system if system is None else system
         if voice and not fl.voice_field:
-            raise BadValue(f"openai-audio: flavour {fl.name} has no voice selection")
+            raise ValueError(f"openai-audio: flavour {fl.name} has no voice selection")
         if system and not fl.system_allowed:
-            raise BadValue(f"openai-audio: flavour {fl.name} takes no system message")
+            raise ValueError(f"openai-audio: flavour {fl.name} takes no system message")
         if history not in HISTORY_ARGS:
-            raise BadValue(f"openai-audio: history must be auto, text or audio, got {history!r}")
+            raise ValueError(f"openai-audio: history must be auto, text or audio, got {history!r}")
         if history == "audio" and not fl.audio_opt_in:
-            raise BadValue(
+            raise ValueError(
                 f"openai-audio: history must be auto or text for flavour {fl.name}; history=audio "
                 "is for the vllm-omni-qwen flavours (openai: assistant content parts are text "
                 "only; kimi: auto re-sends the audio already)"
             )
         if not base_url.startswith(("http://", "https://")):
-            raise BadValue(f"openai-audio: base_url must start with http(s)://, got {base_url!r}")
+            raise ValueError(f"openai-audio: base_url must start with http(s)://, got {base_url!r}")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model, self.voice, self.api_key_env = model, voice, api_key_env
-        self.timeout_s, self.retries = (
-            _arg("timeout_s", timeout_s, float),
-            _arg("retries", retries, int),
-        )
-        self.backoff_s = _arg("backoff_s", backoff_s, float)
-        self.history, self.system = history, system
-        slots = _arg("max_concurrency", max_concurrency, int)
-        if self.retries < 0 or self.timeout_s <= 0 or slots < 1 or self.backoff_s < 0:
-            raise BadValue(
-                "openai-audio: --model-arg retries >= 0, timeout_s > 0, backoff_s >= 0 and "
-                f"max_concurrency >= 1; got retries={self.retries}, timeout_s={self.timeout_s:g}, "
-                f"backoff_s={self.backoff_s:g}, max_concurrency={slots}"
-            )
-        self._slots = threading.BoundedSemaphore(slots)
+        self.timeout_s, self.retries = float(timeout_s), int(retries)
+        self.backoff_s, self.history, self.system = float(backoff_s), history, system
+        if self.retries < 0 or self.timeout_s <= 0 or int(max_concurrency) < 1:
+            raise ValueError("openai-audio: retries >= 0, timeout_s > 0, max_concurrency >= 1")
+        self._slots = threading.BoundedSemaphore(int(max_concurrency))
         self._ids: dict[str, tuple[str, float | None]] = {}  # reply wav sha256 -> audio id
         self._ids_lock = threading.Lock()
 
@@ -361,12 +351,3 @@ def _retry_after(exc: urllib.error.HTTPError, default: float) -> float:
         return min(max(float(value), 0.0), MAX_BACKOFF_S) if value else default
     except ValueError:
         return default
-
-
-def _arg(name: str, value: object, kind: type) -> Any:
-    """A ``--model-arg`` value as ``kind`` (int or float), or a user error naming it."""
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        what = "a whole number" if kind is int else "a number"
-        raise BadValue(f"openai-audio: --model-arg {name}={value} must be {what}") from None

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from stylebench.errors import BadValue
 from stylebench.model_wrappers.decoding import is_greedy
 from stylebench.records import DecodeConfig, Turn
 
@@ -93,9 +92,9 @@ def optional_int(value: str | int | None, name: str) -> int | None:
     try:
         n = int(value)
     except (TypeError, ValueError):
-        raise BadValue(f"--model-arg {name}={value!r}: expected a positive integer") from None
+        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer") from None
     if n < 1:
-        raise BadValue(f"--model-arg {name}={value!r}: expected a positive integer")
+        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer")
     return n
 
 

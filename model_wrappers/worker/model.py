@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import stylebench.model_wrappers.worker.protocol as wp
-from stylebench.errors import BadValue, MissingFile
+from stylebench.errors import BadValue
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.worker.process import (
     INSTALL_HINT,
@@ -82,7 +82,7 @@ class WorkerModel(SpeechModel):
             max_failed_starts: consecutive failed starts after which calls fail without retrying.
         """
         if not Path(python).is_file():
-            raise MissingFile(f"--worker-python {python} does not exist")
+            raise FileNotFoundError(f"--worker-python {python} does not exist")
         self.name = model
         self.init = wp.Init(model, dict(model_args or {}))
         self.python = python
@@ -197,7 +197,7 @@ def worker_statuses(python: str, timeout_s: float = 300.0) -> dict[str, tuple[st
     import json
 
     if not Path(python).is_file():
-        raise MissingFile(f"--worker-python {python} does not exist")
+        raise FileNotFoundError(f"--worker-python {python} does not exist")
     r = subprocess.run(
         [python, "-m", WORKER_MODULE, "--status"], capture_output=True, timeout=timeout_s
     )

@@ -16,7 +16,6 @@ from stylebench.compare.cell_tests import compare_cell
 from stylebench.compare.load import RunData
 from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
-from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import dimension
 from stylebench.scoring.cells import cell_dict, cell_sort_key, score_cells
 
@@ -44,7 +43,7 @@ def _cluster_of(runs: Sequence[RunData], cluster: str) -> dict[str, str] | None:
     if cluster == "none":
         return None
     if cluster not in CLUSTERS:
-        raise BadValue(f"--cluster must be one of {CLUSTERS}, got {cluster!r}")
+        raise ValueError(f"--cluster must be one of {CLUSTERS}, got {cluster!r}")
     return {s.id: f"{s.lang}:{getattr(s, cluster)}" for s in runs[0].scored.samples}
 
 
@@ -84,11 +83,13 @@ def compare_runs(
         ValueError: fewer than two runs, or runs that share no sample id.
     """
     if len(runs) < 2:
-        raise BadValue("compare needs at least two runs")
+        raise ValueError("compare needs at least two runs")
     runs = unique_labels(runs)
     shared = set.intersection(*({s.id for s in r.scored.samples} for r in runs))
     if not shared:
-        raise BadValue("these runs share no sample id: run them on the same dialogue set and dims")
+        raise ValueError(
+            "these runs share no sample id: run them on the same dialogue set and dims"
+        )
     clusters = _cluster_of(runs, cluster)
     boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
     per_run_cells: dict[str, dict[tuple, dict[str, Any]]] = {}

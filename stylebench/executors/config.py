@@ -12,8 +12,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from stylebench.errors import BadValue
-
 COMMANDS = ("run", "score")
 EXECUTORS = ("serial", "ray")
 ASR_DEVICES = ("cpu", "cuda")
@@ -66,11 +64,11 @@ class ExecutorConfig:
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
-            raise BadValue(
+            raise ValueError(
                 f"--executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}"
             )
         if self.asr_device not in ASR_DEVICES:
-            raise BadValue(f"--asr-device must be cpu or cuda, got {self.asr_device!r}")
+            raise ValueError(f"--asr-device must be cpu or cuda, got {self.asr_device!r}")
         for name, low in (
             ("workers", 1),
             ("gpus_per_worker", 0),
@@ -85,9 +83,9 @@ class ExecutorConfig:
                 or not math.isfinite(v)
                 or v < low
             ):
-                raise BadValue(f"--{name.replace('_', '-')} must be a number >= {low}, got {v!r}")
+                raise ValueError(f"--{name.replace('_', '-')} must be a number >= {low}, got {v!r}")
         for name in ("workers", "feature_workers", "asr_workers", "asr_batch_size"):
             if not isinstance(getattr(self, name), int):
-                raise BadValue(
+                raise ValueError(
                     f"--{name.replace('_', '-')} must be a whole number, got {getattr(self, name)!r}"
                 )

@@ -56,12 +56,7 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
     scored = score_stored(open_stored(run_dir), only=("caption",))  # no judge needed
     caps = {k: c for k, c in scored.records["caption"].items() if c.status == "ok"}
     if not caps:
-        from stylebench.errors import BadValue
-
-        raise BadValue(
-            f"{run_dir} has no ok captions: caption it first (stylebench score {run_dir} "
-            "--captioner features)"
-        )
+        raise ValueError(f"{run_dir} has no ok captions: run it with --captioner first")
     cfg = scored.cfg
     by_id = {s.id: s for s in scored.samples}
     out: dict[str, Any] = {

@@ -118,6 +118,7 @@ def judge_entry(cfg: RunConfig) -> dict[str, Any]:
 def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     """Run (or resume) the whole pipeline for ``cfg``; its timings go to ``timings.jsonl``
     (:mod:`.timings`: setup, each stage, scoring and the report)."""
+    from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
 
     inv = Invocation("run")
@@ -136,28 +137,6 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
         )
     inv.store = store
-    fresh = not store.exists()
-    try:
-        return _run_in(store, cfg, samples, set_root, checksum, inv, setup, progress)
-    except BaseException:
-        if fresh:  # a run that failed before writing anything leaves no folder behind
-            store.remove_if_unused()
-        raise
-
-
-def _run_in(
-    store: RunStore,
-    cfg: RunConfig,
-    samples: Any,
-    set_root: Path,
-    checksum: str,
-    inv: Any,
-    setup: Any,
-    progress: bool,
-) -> RunResult:
-    """The body of :func:`run` once its folder is known: model, respond, measure, score."""
-    from stylebench.model_wrappers.decoding import decode_entry
-
     with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
         # a remote worker cannot write into this folder: its worker adapter logs to its own disk
         spec = model_spec(
