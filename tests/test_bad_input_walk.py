@@ -79,6 +79,7 @@ def cases(tmp) -> list[tuple[str, list[str]]]:
 
 @pytest.fixture()
 def walk_env(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative value such as --out nonsense lands here
     monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr("stylebench.pipeline.commands.run", _stop)
     monkeypatch.setattr("stylebench.dialogues.builder.build_set", _stop)
@@ -115,6 +116,7 @@ def test_the_walk_gives_no_internal_error_and_no_traceback(walk_env, tmp_path, c
 
 @pytest.fixture()
 def files(small_set, tmp_path, monkeypatch):  # the set is built before build_set is stopped
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr("stylebench.dialogues.builder.build_set", _stop)
     (tmp_path / "bad.toml").write_text("limit = \n", encoding="utf-8")
