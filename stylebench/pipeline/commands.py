@@ -157,6 +157,8 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     fresh = not store.root.exists()
     try:
         Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        pass  # a file in the way: the run store's own check names it
     except OSError as exc:
         raise BadValue(
             f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
