@@ -107,10 +107,12 @@ def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.nd
     import soundfile as sf
 
     p = Path(path)
+    if p.is_dir():
+        raise AudioError(f"{p}: is a folder, not an audio file")
     if not p.is_file():
         raise AudioError(f"{p}: audio file does not exist")
     if p.stat().st_size == 0:
-        raise AudioError(f"{p.name}: audio file is empty (0 bytes); the model returned no audio")
+        raise AudioError(f"{p.name}: audio file is empty (0 bytes)")
     _check_wav_truncation(p)
     try:
         data, sr = sf.read(str(p), dtype="float32", always_2d=True)

@@ -272,8 +272,53 @@ def from_flat(values: dict[str, Any]) -> RunConfig:
             top[key] = value
         else:
             parts[where[key]][key] = value
+    for part in (top, *parts.values()):
+        for k, v in part.items():
+            _check_type(k, v)
     sections = {name: cls(**parts[name]) for name, cls in SECTIONS.items()}
     return RunConfig(**top, **sections)
+
+
+_KINDS: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "bool": (bool,),
+    "dict": (dict,),
+    "tuple": (tuple, list),
+}
+
+
+def _field_types() -> dict[str, str]:
+    """Field name -> its annotation as written (``"int | None"``)."""
+    out = {f.name: str(f.type) for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS}
+    for cls in SECTIONS.values():
+        out.update({f.name: str(f.type) for f in dataclasses.fields(cls)})
+    return out
+
+
+def _check_type(key: str, value: Any) -> None:
+    """A setting of a plain type (int, float, str, bool, dict, tuple) with a value of another.
+
+    A config file's ``limit = "one"`` is named here, not later as a comparison's ``TypeError``.
+    Annotations other than these plain types are left to the section's own checks.
+    """
+    ann = _field_types().get(key)
+    if ann is None:
+        return
+    parts = [a.strip().split("[")[0] for a in ann.split("|")]
+    if value is None and "None" in parts:
+        return
+    kinds = [_KINDS.get(a) for a in parts if a != "None"]
+    if not kinds or any(k is None for k in kinds):
+        return
+    ok = any(
+        isinstance(value, k) and (k == (bool,) or not isinstance(value, bool))
+        for k in kinds
+        if k is not None
+    )
+    if not ok:
+        raise BadValue(f"setting {key!r} must be {ann}, not {type(value).__name__} {value!r}")
 
 
 def make_config(**values: Any) -> RunConfig:
@@ -286,14 +331,20 @@ def read_config_file(path: Path | str) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise MissingFile(f"config file {p} does not exist")
-    if p.suffix == ".toml":
-        import tomllib
-
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    elif p.suffix == ".json":
-        data = json.loads(p.read_text(encoding="utf-8"))
-    else:
+    if p.suffix not in (".toml", ".json"):
         raise BadValue(f"config file {p} must be .toml or .json")
+    try:
+        text = p.read_text(encoding="utf-8")
+        if p.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except (ValueError, OSError) as exc:  # TOMLDecodeError, JSONDecodeError, UnicodeDecodeError
+        raise BadValue(f"config file {p} is not valid {p.suffix[1:].upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadValue(f"config file {p} must hold a table of settings, not {type(data).__name__}")
     try:
         from_flat(data)  # unknown keys fail here, naming the file
     except ValueError as exc:

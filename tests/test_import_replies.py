@@ -326,3 +326,24 @@ def _samples(set_root: Path) -> list[Sample]:
     from stylebench.dialogues.sets import load_set
 
     return load_set(set_root)[0]
+
+
+def test_nothing_selected_names_the_selection_it_used(original, small_set, tmp_path):
+    """Replies of one dim imported under another (the default pitch) say what was selected and
+    which dims the folder holds (issue 34)."""
+    replies = copy_replies(original, tmp_path / "replies")
+    held = {s.dim for s in _samples(small_set) if (replies / s.id).is_dir()}
+    other = next(d for d in ("pitch", "volume", "speed") if d not in held)
+    cfg = make_config(
+        model="lab-model",
+        dialogues=str(small_set),
+        out=str(tmp_path / "runs"),
+        **FAST,
+        **{**SELECT, "dim": other},
+    )
+    with pytest.raises(BadValue) as err:
+        import_replies(cfg, replies, progress=False)
+    text = str(err.value)
+    assert f"the selection was --dim {other} --lang " in text, text
+    assert f"the folder holds samples of --dim {','.join(sorted(held))} --lang " in text, text
+    assert not (tmp_path / "runs").exists()

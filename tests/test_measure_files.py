@@ -169,3 +169,16 @@ def test_with_asr_a_faster_copy_reads_its_tempo(files):
     assert a["syllables"] == b["syllables"] > 10
     assert a["speed_unscored"] == b["speed_unscored"] == ""
     assert 100 * (b["speed"] / a["speed"] - 1) == pytest.approx(100 * (TEMPO - 1), abs=3.0)
+
+
+def test_a_folder_and_an_empty_file_say_what_they_are(tmp_path):
+    """measure DIR is a folder, not a missing file; an empty file blames no model (issue 34)."""
+    from stylebench.audio import AudioError, load_audio
+
+    with pytest.raises(AudioError) as err:
+        load_audio(tmp_path)
+    assert str(err.value) == f"{tmp_path}: is a folder, not an audio file"
+    (tmp_path / "empty.wav").write_bytes(b"")
+    with pytest.raises(AudioError) as err:
+        load_audio(tmp_path / "empty.wav")
+    assert str(err.value) == "empty.wav: audio file is empty (0 bytes)"

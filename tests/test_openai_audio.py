@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -57,21 +58,23 @@ class StandInAudioServer:
                 )
                 if outer.script:
                     status, payload, headers = outer.script.pop(0)
-                elif isinstance(outer.hostile, bytes):  # the whole body, as is
+                elif isinstance(outer.hostile, (bytes, tuple)):  # the whole body, as is
                     status, payload, headers = 200, None, {}
                 elif outer.hostile is not None:
                     message = {"role": "assistant", "content": None, "audio": outer.hostile}
                     status, payload, headers = 200, {"choices": [{"message": message}]}, {}
                 else:
                     status, payload, headers = 200, outer.reply(body), {}
-                data = (
-                    outer.hostile
-                    if isinstance(outer.hostile, bytes)
-                    else json.dumps(payload).encode()
-                )
+                declared = None  # a (body, length) pair declares more bytes than it sends
+                if isinstance(outer.hostile, tuple) and not outer.script:
+                    data, declared = outer.hostile
+                elif isinstance(outer.hostile, bytes) and not outer.script:
+                    data = outer.hostile
+                else:
+                    data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(declared or len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)
                 self.end_headers()
@@ -236,6 +239,41 @@ def test_connection_refused_is_retried_then_reported(tmp_path):
         OpenAIAudioModel(history="audio")
 
 
+def test_a_timeout_names_the_limit_and_the_argument(tmp_path):
+    """A server that accepts and never answers: the error says the limit and timeout_s."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(4)
+        port = s.getsockname()[1]
+        wav = tmp_path / "u.wav"
+        wav.write_bytes(tone_wav(150.0))
+        m = OpenAIAudioModel(
+            base_url=f"http://127.0.0.1:{port}/v1", backoff_s="0", retries="1", timeout_s="0.2"
+        )
+        with pytest.raises(EndpointError) as err:
+            m.respond((), user_turn(wav), DecodeConfig())
+    assert str(err.value).endswith(
+        "gave up after 2 attempts; last: no reply within 0.2 s (raise it with --model-arg "
+        "timeout_s=SECONDS)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ({"base_url": "ftp://x"}, "base_url must start with http(s)://, got 'ftp://x'"),
+        ({"timeout_s": "abc"}, "--model-arg timeout_s=abc must be a number"),
+        ({"retries": "two"}, "--model-arg retries=two must be a whole number"),
+        ({"timeout_s": "0"}, "timeout_s > 0"),
+    ],
+)
+def test_bad_model_args_are_user_errors(args, says):
+    from stylebench.errors import UserError
+
+    with pytest.raises(UserError, match=re.escape(says)):
+        OpenAIAudioModel(**args)
+
+
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
@@ -251,7 +289,18 @@ HOSTILE = {
         {"data": b64(tone_wav(180.0, seconds=121.0)), "transcript": "hi"},
         "lasts 121 s, over the limit of 120 s (--max-reply-s)",
     ),
-    "not a wav": ({"data": b64(b"RIFF garbage"), "transcript": "hi"}, "not a readable wav"),
+    "not a wav": (
+        {"data": b64(b"RIFF garbage"), "transcript": "hi"},
+        "/v1/chat/completions: the reply's audio (12 bytes) is not a readable wav",
+    ),
+    "empty data": (
+        {"data": "", "transcript": "hi"},
+        "/v1/chat/completions: the reply's audio.data is empty",
+    ),
+    "short body": (
+        (b'{"choices": [{"mess', 100_000),
+        "the connection closed after 19 of 100,000 declared bytes of the reply",
+    ),
     "NaN transcript": (
         {"data": b64(WHOLE), "transcript": float("nan")},
         "choices[0].message.audio.transcript must be a string, got nan",

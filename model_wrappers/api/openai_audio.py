@@ -35,6 +35,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from stylebench.errors import BadValue, UserError
 from stylebench.model_wrappers.api.flavours import (
     AUDIO_ID,
     TEXT_AUDIO,
@@ -59,8 +60,21 @@ ID_MARGIN_S = 60  # treat an audio id as expired this long before the server say
 HISTORY_ARGS = ("auto", "text", "audio")
 
 
-class EndpointError(RuntimeError):
-    """The endpoint refused the request or kept failing."""
+class EndpointError(UserError, RuntimeError):
+    """The endpoint refused the request, kept failing, or sent a reply that is not usable.
+
+    A user error: the message names the endpoint and what it sent; the fix is on the server's
+    side or in ``--model-arg`` (base_url, model, timeout_s), never in stylebench.
+    """
+
+
+def _number(name: str, value: Any, kind: type) -> Any:
+    """``--model-arg timeout_s=abc`` as a one-line error naming the argument."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        what = "a number" if kind is float else "a whole number"
+        raise BadValue(f"openai-audio: --model-arg {name}={value} must be {what}") from None
 
 
 class OpenAIAudioModel(SpeechModel):
@@ -107,25 +121,31 @@ class OpenAIAudioModel(SpeechModel):
         voice = fl.default_voice if voice is None else voice
         system = fl.default_system if system is None else system
         if voice and not fl.voice_field:
-            raise ValueError(f"openai-audio: flavour {fl.name} has no voice selection")
+            raise BadValue(f"openai-audio: flavour {fl.name} has no voice selection")
         if system and not fl.system_allowed:
-            raise ValueError(f"openai-audio: flavour {fl.name} takes no system message")
+            raise BadValue(f"openai-audio: flavour {fl.name} takes no system message")
         if history not in HISTORY_ARGS:
-            raise ValueError(f"openai-audio: history must be auto, text or audio, got {history!r}")
+            raise BadValue(f"openai-audio: history must be auto, text or audio, got {history!r}")
         if history == "audio" and not fl.audio_opt_in:
-            raise ValueError(
+            raise BadValue(
                 f"openai-audio: history must be auto or text for flavour {fl.name}; history=audio "
                 "is for the vllm-omni-qwen flavours (openai: assistant content parts are text "
                 "only; kimi: auto re-sends the audio already)"
             )
         if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"openai-audio: base_url must start with http(s)://, got {base_url!r}")
+            raise BadValue(f"openai-audio: base_url must start with http(s)://, got {base_url!r}")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model, self.voice, self.api_key_env = model, voice, api_key_env
-        self.timeout_s, self.retries = float(timeout_s), int(retries)
-        self.backoff_s, self.history, self.system = float(backoff_s), history, system
-        if self.retries < 0 or self.timeout_s <= 0 or int(max_concurrency) < 1:
-            raise ValueError("openai-audio: retries >= 0, timeout_s > 0, max_concurrency >= 1")
+        self.timeout_s = _number("timeout_s", timeout_s, float)
+        self.retries = _number("retries", retries, int)
+        self.backoff_s = _number("backoff_s", backoff_s, float)
+        self.history, self.system = history, system
+        max_concurrency = _number("max_concurrency", max_concurrency, int)
+        if self.retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0 or max_concurrency < 1:
+            raise BadValue(
+                "openai-audio: --model-arg needs retries >= 0, timeout_s > 0, backoff_s >= 0, "
+                "max_concurrency >= 1"
+            )
         self._slots = threading.BoundedSemaphore(int(max_concurrency))
         self._ids: dict[str, tuple[str, float | None]] = {}  # reply wav sha256 -> audio id
         self._ids_lock = threading.Lock()
@@ -211,6 +231,11 @@ class OpenAIAudioModel(SpeechModel):
             raise EndpointError(f"{self.url}: malformed reply: {exc}") from None
         if not isinstance(data, dict) or not data.get("choices"):
             raise EndpointError(f"{self.url}: no choices[].message in {str(data)[:300]}")
+        if audio is None and _empty_audio(data):
+            raise EndpointError(
+                f"{self.url}: the reply's audio.data is empty (the audio field is there, with no "
+                "bytes); the server produced no sound for this turn"
+            )
         if audio is None:
             raise EndpointError(
                 f"{self.url}: the reply has no audio (does {self.model!r} support audio output?); "
@@ -225,7 +250,7 @@ class OpenAIAudioModel(SpeechModel):
         path = scratch_wav(self.name)
         try:
             path.write_bytes(wav)
-            sr = _wav_rate(path)
+            sr = _wav_rate(path, self.url, len(wav))
         except BaseException:  # a refused reply leaves no scratch file behind
             path.unlink(missing_ok=True)
             raise
@@ -272,6 +297,9 @@ class OpenAIAudioModel(SpeechModel):
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                     body = resp.read(MAX_REPLY_BYTES + 1)
+                    declared = _declared_length(resp)
+                if declared is not None and len(body) < declared <= MAX_REPLY_BYTES:
+                    raise http.client.IncompleteRead(body, declared - len(body))
             except urllib.error.HTTPError as exc:
                 detail = _server_message(exc)
                 if exc.code == 429 or exc.code >= 500:
@@ -281,8 +309,21 @@ class OpenAIAudioModel(SpeechModel):
                     continue
                 hint = f"; is ${self.api_key_env} set?" if exc.code in (401, 403) else ""
                 raise EndpointError(f"{self.url}: HTTP {exc.code}: {detail}{hint}") from None
+            except http.client.IncompleteRead as exc:  # the server closed the body early
+                got, left = len(exc.partial), exc.expected
+                total = f" of {got + left:,} declared" if left is not None else ""
+                last = f"the connection closed after {got:,}{total} bytes of the reply"
+                log.info("openai-audio: %s (attempt %d), retrying", last, attempt + 1)
+                continue
             except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out
-                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+                reason = getattr(exc, "reason", exc)
+                if isinstance(exc, TimeoutError) or isinstance(reason, TimeoutError):
+                    last = (
+                        f"no reply within {self.timeout_s:g} s (raise it with --model-arg "
+                        "timeout_s=SECONDS)"
+                    )
+                else:
+                    last = f"{type(exc).__name__}: {reason}"
                 log.info("openai-audio: %s (attempt %d), retrying", last, attempt + 1)
                 continue
             if len(body) > MAX_REPLY_BYTES:
@@ -319,13 +360,36 @@ def _form(message: dict[str, Any]) -> str:
     return "text+audio" if isinstance(message.get("content"), list) else "text"
 
 
-def _wav_rate(path: os.PathLike) -> int:
+def _wav_rate(path: os.PathLike, url: str, n_bytes: int) -> int:
+    """The sample rate of the reply's wav; an unreadable one names the endpoint, not the file."""
     import soundfile as sf
 
     try:
         return int(sf.info(str(path)).samplerate)
     except RuntimeError as exc:
-        raise EndpointError(f"the server's audio is not a readable wav: {exc}") from None
+        reason = str(exc).rsplit(":", 1)[-1].strip() or "unknown format"
+        raise EndpointError(
+            f"{url}: the reply's audio ({n_bytes:,} bytes) is not a readable wav ({reason})"
+        ) from None
+
+
+def _empty_audio(data: Any) -> bool:
+    """A reply whose ``message.audio`` is present with ``data: ""`` (not a missing audio field)."""
+    for choice in data.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        audio = message.get("audio") if isinstance(message, dict) else None
+        if isinstance(audio, dict) and audio.get("data") == "":
+            return True
+    return False
+
+
+def _declared_length(resp: Any) -> int | None:
+    """The reply's Content-Length, or None when it has none (chunked) or a malformed one."""
+    try:
+        value = resp.headers.get("Content-Length")
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _server_message(exc: urllib.error.HTTPError) -> str:

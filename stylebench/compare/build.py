@@ -16,6 +16,7 @@ from stylebench.compare.cell_tests import compare_cell
 from stylebench.compare.load import RunData
 from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
+from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import dimension
 from stylebench.scoring.cells import cell_dict, cell_sort_key, score_cells
 
@@ -83,13 +84,11 @@ def compare_runs(
         ValueError: fewer than two runs, or runs that share no sample id.
     """
     if len(runs) < 2:
-        raise ValueError("compare needs at least two runs")
+        raise BadValue("compare needs at least two runs")
     runs = unique_labels(runs)
     shared = set.intersection(*({s.id for s in r.scored.samples} for r in runs))
     if not shared:
-        raise ValueError(
-            "these runs share no sample id: run them on the same dialogue set and dims"
-        )
+        raise BadValue("these runs share no sample id: run them on the same dialogue set and dims")
     clusters = _cluster_of(runs, cluster)
     boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
     per_run_cells: dict[str, dict[tuple, dict[str, Any]]] = {}

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from stylebench.errors import BadValue
+
 COMMANDS = ("run", "score")
 EXECUTORS = ("serial", "ray")
 ASR_DEVICES = ("cpu", "cuda")
@@ -64,11 +66,11 @@ class ExecutorConfig:
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
-            raise ValueError(
+            raise BadValue(
                 f"--executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}"
             )
         if self.asr_device not in ASR_DEVICES:
-            raise ValueError(f"--asr-device must be cpu or cuda, got {self.asr_device!r}")
+            raise BadValue(f"--asr-device must be cpu or cuda, got {self.asr_device!r}")
         for name, low in (
             ("workers", 1),
             ("gpus_per_worker", 0),
@@ -83,9 +85,9 @@ class ExecutorConfig:
                 or not math.isfinite(v)
                 or v < low
             ):
-                raise ValueError(f"--{name.replace('_', '-')} must be a number >= {low}, got {v!r}")
+                raise BadValue(f"--{name.replace('_', '-')} must be a number >= {low}, got {v!r}")
         for name in ("workers", "feature_workers", "asr_workers", "asr_batch_size"):
             if not isinstance(getattr(self, name), int):
-                raise ValueError(
+                raise BadValue(
                     f"--{name.replace('_', '-')} must be a whole number, got {getattr(self, name)!r}"
                 )

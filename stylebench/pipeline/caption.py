@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, ClassVar
 
+from stylebench.errors import BadValue
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit, is_ok
 from stylebench.records import PAIRS, TURNS, CaptionRecord, CaptionVerdictRecord, Key, Sample
@@ -39,12 +40,12 @@ def build(
         if key not in params and not any(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
         ):
-            raise ValueError(f"the {name!r} {what} takes no {key!r} option")
+            raise BadValue(f"the {name!r} {what} takes no {key!r} option")
         kw[key] = value
     try:
         return cls(**kw)
     except TypeError as exc:  # an option a backend's base class does not take
-        raise ValueError(f"the {name!r} {what}: {exc}") from None
+        raise BadValue(f"the {name!r} {what}: {exc}") from None
 
 
 def dim_values(

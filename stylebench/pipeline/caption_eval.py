@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stylebench.errors import BadValue
 from stylebench.records import PAIRS, CaptionRecord, Key, Sample
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
     scored = score_stored(open_stored(run_dir), only=("caption",))  # no judge needed
     caps = {k: c for k, c in scored.records["caption"].items() if c.status == "ok"}
     if not caps:
-        raise ValueError(f"{run_dir} has no ok captions: run it with --captioner first")
+        raise BadValue(f"{run_dir} has no ok captions: run it with --captioner first")
     cfg = scored.cfg
     by_id = {s.id: s for s in scored.samples}
     out: dict[str, Any] = {

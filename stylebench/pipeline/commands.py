@@ -11,14 +11,16 @@ folder at once.
 from __future__ import annotations
 
 import logging
+import shutil
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig, flatten, resolve_config
-from stylebench.errors import BadValue
+from stylebench.errors import BadValue, UserError
 from stylebench.executors.base import make_executor
 from stylebench.pipeline import gate
 from stylebench.pipeline.manifest import (
@@ -38,7 +40,7 @@ from stylebench.pipeline.stage import run_stage
 from stylebench.pipeline.stages import RESPOND
 from stylebench.pipeline.timings import Invocation
 from stylebench.records import Key, RespondRecord, Sample
-from stylebench.store import RunStore
+from stylebench.store import LOCK_NAME, RunStore
 
 log = logging.getLogger(__name__)
 #: executor settings a stored run's config does not pass on (how the ASR decoded does: it is
@@ -115,6 +117,21 @@ def judge_entry(cfg: RunConfig) -> dict[str, Any]:
     )
 
 
+@contextmanager
+def _dropped_if_empty_on_user_error(root: Path, fresh: bool) -> Iterator[None]:
+    """A run folder this call made is removed (after its lock) when a user error ends the call
+    and only its lock and empty files are left in it (a bad ``--model-arg``: nothing to resume). A worker log
+    with text in it is kept: it says why the model did not start."""
+    try:
+        yield
+    except UserError:
+        if fresh and root.is_dir():
+            left = [f for f in root.iterdir() if f.name != LOCK_NAME]
+            if all(f.is_file() and f.stat().st_size == 0 for f in left):
+                shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
 def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     """Run (or resume) the whole pipeline for ``cfg``; its timings go to ``timings.jsonl``
     (:mod:`.timings`: setup, each stage, scoring and the report)."""
@@ -137,7 +154,20 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
         )
     inv.store = store
-    with store.lock("stylebench run"), make_executor(cfg.executor) as executor:
+    fresh = not store.root.exists()
+    try:
+        Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        pass  # a file in the way: the run store's own check names it
+    except OSError as exc:
+        raise BadValue(
+            f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
+        ) from None
+    with (
+        _dropped_if_empty_on_user_error(store.root, fresh),
+        store.lock("stylebench run"),
+        make_executor(cfg.executor) as executor,
+    ):
         # a remote worker cannot write into this folder: its worker adapter logs to its own disk
         spec = model_spec(
             cfg, None if cfg.executor.executor == "ray" else store.root / "worker.log"

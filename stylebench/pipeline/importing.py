@@ -332,11 +332,7 @@ def import_replies(
     samples = select_samples(samples_all, cfg)
     folder = scan(folder_path, samples_all)
     if not any((folder.root / s.id).is_dir() for s in samples):
-        raise BadValue(
-            f"{folder.root} holds no folder of any selected sample (expected "
-            f"{folder.root}/<sample_id>/turn1.wav, e.g. {samples[0].id}/turn1.wav); check the "
-            "folder, the dialogue set and --dim/--lang"
-        )
+        raise BadValue(nothing_selected(folder.root, samples, samples_all, cfg))
     identity = imported_identity(cfg.model, folder, cfg.decode)
     store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
     with store.lock("stylebench import-replies"), make_executor(cfg.executor) as executor:
@@ -379,3 +375,21 @@ def import_replies(
         return ImportResult(
             store, scored, measured.counts, tuple(problems), n_ok, len(samples) * len(TURNS)
         )
+
+
+def nothing_selected(root: Path, samples: list, samples_all: list, cfg: Any) -> str:
+    """Why a replies folder matched no selected sample, naming the selection that was used
+    (``--dim`` has a default: a folder of volume replies under ``--dim pitch`` selects nothing)."""
+    limit = f" --limit {cfg.limit}" if cfg.limit else ""
+    held = sorted({s.dim for s in samples_all if (root / s.id).is_dir()})
+    langs = sorted({s.lang for s in samples_all if (root / s.id).is_dir()})
+    where = (
+        f"; the folder holds samples of --dim {','.join(held)} --lang {','.join(langs)}: pass those"
+        if held
+        else "; the folder holds no sample of this dialogue set (another set? check --dialogues)"
+    )
+    return (
+        f"{root} holds no folder of any selected sample: the selection was --dim {cfg.dim} "
+        f"--lang {cfg.lang}{limit} (flags not given take their defaults; expected "
+        f"{root}/<sample_id>/turn1.wav, e.g. {samples[0].id}/turn1.wav){where}"
+    )
