@@ -23,6 +23,7 @@ import numpy as np
 
 from stylebench.audio import write_wav
 from stylebench.dialogues.card import card_markdown
+from stylebench.errors import FileClash
 from stylebench.metrics.dims.base import dimension
 from stylebench.records import (
     ACOUSTIC_DIMS,
@@ -238,7 +239,7 @@ def build_set(
     """
     out_dir = Path(out_dir)
     if out_dir.exists():
-        raise FileExistsError(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
+        raise FileClash(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
     plans = plan_samples(spec, voices)
     voice_by_id = {v.id: v for vs in voices.values() for v in vs}
     set_version = f"b{BUILDER_VERSION}-p{pools_checksum(spec.dims)[:8]}-s{spec.seed}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 import stylebench
 from stylebench.config import make_config

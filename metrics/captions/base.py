@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from stylebench.errors import MissingFile
 from stylebench.registry import LazyRegistry
 
 CAPTION_PROMPT_VERSION = "v1"
@@ -132,7 +133,7 @@ def load_instruction(dim: str, folder: str | Path | None = None) -> Instruction:
     else:
         p = Path(folder) / f"{dim}.txt"
         if not p.is_file():
-            raise FileNotFoundError(f"--caption-prompt {folder}: no {dim}.txt there")
+            raise MissingFile(f"--caption-prompt {folder}: no {dim}.txt there")
         text, name, source = p.read_text(encoding="utf-8"), p.name, str(p)
     if not text.strip():
         raise ValueError(f"caption instruction {source} is empty")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.metrics.captions.base import CaptionRequest
 
 VERSION = "1"
@@ -68,7 +69,7 @@ class FeaturesCaptioner:
 
     def __init__(self, model: str | None = None) -> None:
         if model:
-            raise ValueError("the features captioner takes no --caption-model")
+            raise BadValue("the features captioner takes no --caption-model")
 
     def caption(self, req: CaptionRequest) -> str:
         from stylebench.metrics.dims.base import dimension, jnd

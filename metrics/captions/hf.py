@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.metrics.captions.base import CaptionError, CaptionRequest
 from stylebench.metrics.judges.prompting import LANGUAGE_NAMES
 from stylebench.registry import MissingExtraError
@@ -33,9 +34,7 @@ class TransformersCaptioner:
         seed: int = 0,
     ) -> None:
         if not model:
-            raise ValueError(
-                "the transformers captioner needs --caption-model (a folder or hub id)"
-            )
+            raise BadValue("the transformers captioner needs --caption-model (a folder or hub id)")
         from importlib.metadata import PackageNotFoundError, version
 
         try:

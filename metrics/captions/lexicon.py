@@ -30,6 +30,7 @@ import functools
 import re
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.metrics.captions.base import CaptionVerdict, CompareRequest
 
 VERSION = "2"  # 2: a dimension's own words (Dimension.caption_lexicon) join the tables
@@ -310,7 +311,7 @@ class LexiconJudge:
 
     def __init__(self, model: str | None = None) -> None:
         if model:
-            raise ValueError("the lexicon caption judge takes no --caption-judge-model")
+            raise BadValue("the lexicon caption judge takes no --caption-judge-model")
 
     def compare(self, req: CompareRequest) -> CaptionVerdict:
         a, b = caption_level(req.before, req.dim), caption_level(req.after, req.dim)

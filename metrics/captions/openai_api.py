@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue, MissingFile
 from stylebench.metrics.captions.base import (
     CaptionError,
     CaptionRequest,
@@ -70,7 +71,7 @@ class OpenAICaptioner(OpenAIJudge):
         **kw: Any,
     ) -> None:
         if not model:
-            raise ValueError("the openai captioner needs --caption-model (the served model name)")
+            raise BadValue("the openai captioner needs --caption-model (the served model name)")
         super().__init__(model, url, max_new_tokens=int(max_new_tokens), **kw)
 
     def caption_body(self, req: CaptionRequest) -> dict[str, Any]:
@@ -128,7 +129,7 @@ class OpenAICaptionJudge(OpenAIJudge):
         **kw: Any,
     ) -> None:
         if not model:
-            raise ValueError("the openai caption judge needs --caption-judge-model")
+            raise BadValue("the openai caption judge needs --caption-judge-model")
         super().__init__(model, url, **kw)
         if prompt is None:
             name, text, source = (
@@ -139,7 +140,7 @@ class OpenAICaptionJudge(OpenAIJudge):
         else:
             p = Path(prompt)
             if not p.is_file():
-                raise FileNotFoundError(f"--caption-judge-prompt {p} does not exist")
+                raise MissingFile(f"--caption-judge-prompt {p} does not exist")
             name, text, source = p.name, p.read_text(encoding="utf-8"), str(p)
         self.compare_prompt = parse_prompt(text, "compare", name, source, slots=("dimension",))
 

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from stylebench.errors import BadValue
 from stylebench.metrics._numbers import spell_numbers
 from stylebench.metrics.judges.base import EMPTY_REPLY, JudgeRequest, Verdict
 from stylebench.registry import MissingExtraError
@@ -236,7 +237,7 @@ class EmbeddingJudge:
     def features(self, req: JudgeRequest) -> dict[str, Any]:
         """The measurements the decision rests on (pure given the encoder)."""
         if req.lang != "en" and self.model == "minilm":
-            raise ValueError("the minilm offline judge is English-only; use --judge-model e5-small")
+            raise BadValue("the minilm offline judge is English-only; use --judge-model e5-small")
         if req.kind == "srd":
             request, reply = req.turns[0]
             parts = content_segments(reply, request)

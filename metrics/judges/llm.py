@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
+from stylebench.errors import BadValue
 from stylebench.metrics.judges.base import JudgeError, JudgeRequest, Verdict
 from stylebench.metrics.judges.prompting import (
     ChatMessage,
@@ -64,7 +65,7 @@ class ChatJudge:
         seed: int = 0,
     ) -> None:
         if not model:
-            raise ValueError(
+            raise BadValue(
                 f"the {self.name} judge needs a model: pass --judge-model "
                 "(e.g. Qwen/Qwen3-4B-Instruct-2507, the paper's judge, or a local path)"
             )

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.metrics.judges.base import JudgeError
 from stylebench.metrics.judges.llm import ChatJudge, chat_dicts, shared_options
 from stylebench.metrics.judges.prompting import ChatMessage
@@ -67,7 +68,7 @@ class OpenAIJudge(ChatJudge):
         super().__init__(model, **shared)
         self.url = (url or DEFAULT_URL).rstrip("/")
         if not self.url.startswith(("http://", "https://")):
-            raise ValueError(f"--judge-url must start with http:// or https://, got {self.url!r}")
+            raise BadValue(f"--judge-url must start with http:// or https://, got {self.url!r}")
         self.api_key_env = api_key_env
         self._api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         self.concurrency = max(1, int(concurrency))

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from stylebench.errors import MissingFile
 from stylebench.metrics.judges.base import JudgeRequest, Verdict
 
 PROMPT_VERSION = "v1"
@@ -139,7 +140,7 @@ def load_prompts(
         if path is None and folder is not None:
             path = Path(folder) / f"{kind}.txt"
             if not Path(folder).is_dir():
-                raise FileNotFoundError(f"--judge-prompt {folder}: no such folder")
+                raise MissingFile(f"--judge-prompt {folder}: no such folder")
         if path is None:
             name = f"{kind}_{PROMPT_VERSION}.txt"
             builtin = resources.files("stylebench.metrics.judges").joinpath("prompts", name)

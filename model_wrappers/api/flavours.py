@@ -128,9 +128,11 @@ FLAVOURS: dict[str, Flavour] = {
 
 
 def flavour(name: str) -> Flavour:
-    """The named flavour (ValueError lists the known ones)."""
+    """The named flavour (BadValue lists the known ones)."""
     if name not in FLAVOURS:
-        raise ValueError(
+        from stylebench.errors import BadValue
+
+        raise BadValue(
             f"openai-audio: flavour must be one of {', '.join(FLAVOURS)}, got {name!r}"
         )
     return FLAVOURS[name]

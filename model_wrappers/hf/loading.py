@@ -17,6 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.model_wrappers.weights import (
     MISSING_PACKAGE,
     has_package,
@@ -145,7 +146,7 @@ def loader_kwargs(torch: Any, device: str, dtype: str, attn: str) -> tuple[dict[
     else the model is loaded and moved to ``cuda``) and the CPU elsewhere.
     """
     if dtype not in DTYPES:
-        raise ValueError(f"--model-arg dtype={dtype!r}: expected one of {', '.join(DTYPES)}")
+        raise BadValue(f"--model-arg dtype={dtype!r}: expected one of {', '.join(DTYPES)}")
     name = DTYPES[dtype]
     kwargs: dict[str, Any] = {
         "dtype": "auto" if name == "auto" else getattr(torch, name),
@@ -191,7 +192,7 @@ def load_processor(spec: HFSpec, transformers: Any, folder: Path, mode: str) -> 
     ``auto`` picks ``official`` when torchvision is installed.
     """
     if mode not in PROCESSOR_MODES:
-        raise ValueError(f"--model-arg processor={mode!r}: expected one of {PROCESSOR_MODES}")
+        raise BadValue(f"--model-arg processor={mode!r}: expected one of {PROCESSOR_MODES}")
     cls = getattr(transformers, spec.processor_class)
     if mode == "auto":
         mode = "official" if has_package("torchvision") else "audio-only"
@@ -216,7 +217,7 @@ def load_processor(spec: HFSpec, transformers: Any, folder: Path, mode: str) -> 
     merge = SimpleNamespace(merge_size=merge_size_of(folder))
     proc.image_processor = proc.video_processor = merge
     if proc.audio_token is None or proc.audio_token_id is None:
-        raise ValueError(
+        raise BadValue(
             f"the tokenizer in {folder} names no audio_token; use --model-arg processor=official"
         )
     return proc, mode

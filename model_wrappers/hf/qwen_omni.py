@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from stylebench.errors import BadValue
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.common import HISTORY_TEXT, write_reply
 from stylebench.model_wrappers.hf import loading as hf
@@ -77,7 +78,7 @@ class QwenOmniModel(SpeechModel):
             raise ValueError(self.no_talker.format(path=path, weights=spec.default_weights))
         voices = self.voices()
         if (speaker.lower() if self.voices_ignore_case else speaker) not in voices:
-            raise ValueError(f"--model-arg speaker={speaker!r}: this checkpoint has {voices}")
+            raise BadValue(f"--model-arg speaker={speaker!r}: this checkpoint has {voices}")
         self.speaker = speaker
         self.processor, self.processor_mode = hf.load_processor(
             spec, transformers, self.weights.folder, processor

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.model_wrappers.decoding import is_greedy
 from stylebench.records import DecodeConfig, Turn
 
@@ -92,9 +93,9 @@ def optional_int(value: str | int | None, name: str) -> int | None:
     try:
         n = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer") from None
+        raise BadValue(f"--model-arg {name}={value!r}: expected a positive integer") from None
     if n < 1:
-        raise ValueError(f"--model-arg {name}={value!r}: expected a positive integer")
+        raise BadValue(f"--model-arg {name}={value!r}: expected a positive integer")
     return n
 
 

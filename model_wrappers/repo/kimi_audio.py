@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.model_wrappers.base import SpeechModel
 from stylebench.model_wrappers.common import (
     HISTORY_OWN_AUDIO,
@@ -102,7 +103,7 @@ class KimiAudioModel(SpeechModel):
         self.history_mode = arg_choice(history, "history", HISTORY_MODES)
         self.code = Upstream(SPEC, repo, sampling)
         if self.history_mode == "audio-text" and not _supports_audio_text():
-            raise ValueError(
+            raise BadValue(
                 "this Kimi-Audio checkout predates multi-turn support (message_type "
                 "'audio-text', official PR #103): update it, or pass --model-arg history=text"
             )

@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.model_wrappers.decoding import run_settings
 from stylebench.model_wrappers.weights import (
     AVAILABLE,
@@ -162,7 +163,7 @@ def spec_settings(spec: RepoSpec, decode: DecodeConfig, mode: str) -> dict[str, 
 def arg_choice(value: str, name: str, choices: Sequence[str]) -> str:
     """A model argument restricted to ``choices`` (ValueError names the alternatives)."""
     if value not in choices:
-        raise ValueError(f"--model-arg {name}={value!r}: expected one of {', '.join(choices)}")
+        raise BadValue(f"--model-arg {name}={value!r}: expected one of {', '.join(choices)}")
     return value
 
 
@@ -255,7 +256,7 @@ def use_cuda_device(device: str) -> None:
     if device == "cuda":
         return
     if not (device.startswith("cuda:") and device[5:].isdigit()):
-        raise ValueError(f"--model-arg device={device!r}: this model runs on cuda or cuda:N only")
+        raise BadValue(f"--model-arg device={device!r}: this model runs on cuda or cuda:N only")
     import torch
 
     torch.cuda.set_device(int(device[5:]))

@@ -16,6 +16,8 @@ import os
 import sys
 from typing import IO, Any
 
+from stylebench.errors import BadValue
+
 
 def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
     """Private copies of stdin/stdout for the protocol; fds 0 and 1 become harmless."""
@@ -48,7 +50,7 @@ def load_model_class(spec: str) -> Any:
 
         cls = MODELS.load(spec)
     if isinstance(cls, type) and issubclass(cls, ScriptedModel):
-        raise ValueError(
+        raise BadValue(
             f"{spec} is an embedded calibration model: embedded calibration models run in "
             "process only (drop --worker-python)"
         )

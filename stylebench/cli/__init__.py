@@ -105,7 +105,7 @@ def internal_error_log(text: str) -> Path:
     """Write ``text`` (a traceback) to a new log file and return its path."""
     from stylebench.paths import cache_root
 
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     name = f"internal-error-{stamp}-{os.getpid()}.log"
     for folder in (cache_root() / "errors", Path(tempfile.gettempdir()) / "stylebench-errors"):
         try:

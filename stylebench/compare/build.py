@@ -44,7 +44,7 @@ def _cluster_of(runs: Sequence[RunData], cluster: str) -> dict[str, str] | None:
     if cluster == "none":
         return None
     if cluster not in CLUSTERS:
-        raise ValueError(f"--cluster must be one of {CLUSTERS}, got {cluster!r}")
+        raise BadValue(f"--cluster must be one of {CLUSTERS}, got {cluster!r}")
     return {s.id: f"{s.lang}:{getattr(s, cluster)}" for s in runs[0].scored.samples}
 
 

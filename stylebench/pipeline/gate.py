@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stylebench.config import JudgeConfig, RunConfig
+from stylebench.errors import BadValue
 from stylebench.records import JudgeRecord, Key, Sample
 
 Inputs = dict[str, tuple[str, dict[int, str]]]
@@ -67,7 +68,7 @@ def _build_judge(jc: JudgeConfig) -> Any:
             jc.judge_prompt, srd=jc.judge_prompt_srd, mrd=jc.judge_prompt_mrd
         )
     elif any(p is not None for p in prompt_opts):
-        raise ValueError(f"the {jc.judge!r} judge uses no prompt; drop --judge-prompt*")
+        raise BadValue(f"the {jc.judge!r} judge uses no prompt; drop --judge-prompt*")
     flags = {"model": "--judge-model", "url": "--judge-url"}
     for name, value in {
         "model": jc.judge_model,
@@ -77,7 +78,7 @@ def _build_judge(jc: JudgeConfig) -> Any:
         if value is None:
             continue
         if name not in params and not open_kw:
-            raise ValueError(
+            raise BadValue(
                 f"the {jc.judge!r} judge takes no {flags.get(name, f'--judge-arg {name}=...')}"
             )
         kw[name] = value

@@ -172,7 +172,7 @@ def write_manifest(
     history.append(
         {
             "command": command,
-            "at": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "at": dt.datetime.now(dt.UTC).isoformat(),
             "stylebench": __version__,
             **({"invocation": invocation} if invocation else {}),
         }

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig
+from stylebench.errors import BadValue
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
 from stylebench.pipeline.stage import PROVENANCE
@@ -242,7 +243,7 @@ class RespondJob:
         if not isinstance(reply.text, str):
             raise TypeError(f"reply text must be a string, got {type(reply.text).__name__}")
         if len(reply.text) > self.limits.max_chars:
-            raise ValueError(
+            raise BadValue(
                 f"reply text has {len(reply.text)} characters, over the limit of {self.limits.max_chars} (--max-reply-chars)"
             )
         if audio is None or not Path(audio).is_file():
@@ -253,7 +254,7 @@ class RespondJob:
             raise ValueError(f"reply audio is not a readable sound file: {exc}") from None
         # the features stage decodes and measures the whole reply: its length bounds that cost
         if info.duration > self.limits.max_seconds:
-            raise ValueError(
+            raise BadValue(
                 f"reply audio lasts {info.duration:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)"
             )
         if why := wav_truncation(audio):
