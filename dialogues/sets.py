@@ -44,7 +44,13 @@ def load_set(path: Path | str, *, check_audio: bool = True) -> tuple[list[Sample
         if not line.strip():
             continue
         try:
-            samples.append(Sample.from_dict(json.loads(line)))
+            d = json.loads(line)
+            if isinstance(d, dict) and d.get("protocol", "stylebench") != "stylebench":
+                raise BadValue(
+                    f"{root} is a {d['protocol']} set, not a StyleBench set; "
+                    f"its samples are read by the {d['protocol']} protocol"
+                )
+            samples.append(Sample.from_dict(d))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise BadValue(f"{mf}:{i}: malformed sample ({exc})") from None
     if check_audio:

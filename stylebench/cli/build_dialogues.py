@@ -15,8 +15,19 @@ HELP = "synthesise a new dialogue set"
 def params() -> list[Any]:
     return [
         option("--out", required=True, help="new folder for the set"),
+        option(
+            "--protocol",
+            default="stylebench",
+            help="stylebench (three turns, style asked at turns 2 and 3) or persistence "
+            "(style asked once at turn 1, then neutral questions; each with a control dialogue)",
+        ),
+        option("--turns", type=int, default=4, help="persistence: turns per dialogue"),
         option("--per-cell", type=int, default=6, help="samples per (dim, direction, lang)"),
-        option("--dims", default="speed,volume,pitch", help="comma list; may include emotion"),
+        option(
+            "--dims",
+            help="comma list; may include emotion (default speed,volume,pitch; "
+            "--protocol persistence: all five dims)",
+        ),
         option("--emotions", help="emotion subset, e.g. happy,sad (default: all six)"),
         option(
             "--synth",
@@ -42,8 +53,15 @@ def params() -> list[Any]:
 def main(args: Args) -> int:
     from stylebench.dialogues.builder import BuildSpec, build_set
 
+    if args.protocol == "persistence":
+        return _main_persistence(args)
+    if args.protocol != "stylebench":
+        from stylebench.errors import BadValue
+
+        raise BadValue(f"--protocol {args.protocol!r}: choose stylebench or persistence")
+
     spec = BuildSpec(
-        dims=tuple(args.dims.split(",")),
+        dims=tuple((args.dims or "speed,volume,pitch").split(",")),
         langs=tuple(args.langs.split(",")),
         per_cell=args.per_cell,
         voices_per_lang=args.voices_per_lang,
@@ -54,6 +72,27 @@ def main(args: Args) -> int:
     synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
     card = build_set(Path(args.out), spec, synth, voices, jobs=args.jobs)
     print(json.dumps({k: card[k] for k in ("set_version", "n_samples", "checksum")}, indent=2))
+    return 0
+
+
+def _main_persistence(args: Args) -> int:
+    from stylebench.dialogues.persistence import PersistenceSpec, build_persistence_set
+    from stylebench.records import DIMS
+
+    dims = args.dims or ",".join(DIMS)  # persistence covers every dim by default
+    spec = PersistenceSpec(
+        dims=tuple(dims.split(",")),
+        langs=tuple(args.langs.split(",")),
+        per_cell=args.per_cell,
+        voices_per_lang=args.voices_per_lang,
+        seed=args.seed,
+        n_turns=args.turns,
+        synth=args.synth,
+    )
+    synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
+    card = build_persistence_set(Path(args.out), spec, synth, voices, jobs=args.jobs)
+    keys = ("protocol", "set_version", "n_samples", "n_turns", "checksum")
+    print(json.dumps({k: card[k] for k in keys}, indent=2))
     return 0
 
 
