@@ -51,7 +51,8 @@ class PersistenceSample:
     ``turns`` are the instructed dialogue's user turns (turn 1 = instruction + question),
     ``control`` the same questions without the instruction; both have ``n_turns`` turns and
     ``control[k]`` asks the same question as ``turns[k]``. ``pool_ids`` names the question of each
-    turn in the content pool.
+    turn in the content pool and ``contents`` holds its scripted answer (what the embedded
+    calibration models say, and the reference each reply's relevance is judged against).
     """
 
     id: str
@@ -62,6 +63,7 @@ class PersistenceSample:
     voice: str
     instruction: str
     pool_ids: tuple[str, ...]
+    contents: tuple[str, ...]
     turns: tuple[UserTurn, ...]
     control: tuple[UserTurn, ...]
     emotion: str = ""
@@ -77,10 +79,11 @@ class PersistenceSample:
             raise ValueError(f"{where}: unknown direction {self.direction!r}")
         if len(self.turns) < 2:
             raise ValueError(f"{where}: needs at least 2 turns, got {len(self.turns)}")
-        if len(self.control) != len(self.turns) or len(self.pool_ids) != len(self.turns):
+        n = len(self.turns)
+        if {len(self.control), len(self.pool_ids), len(self.contents)} != {n}:
             raise ValueError(
-                f"{where}: {len(self.turns)} turns but {len(self.control)} control turns "
-                f"and {len(self.pool_ids)} questions"
+                f"{where}: {n} turns but {len(self.control)} control turns, "
+                f"{len(self.pool_ids)} questions and {len(self.contents)} answers"
             )
         if (self.dim == "emotion") != bool(self.emotion):
             raise ValueError(f"{where}: an emotion sample names its emotion, no other does")
@@ -95,6 +98,7 @@ class PersistenceSample:
             **{
                 **d,
                 "pool_ids": tuple(d["pool_ids"]),
+                "contents": tuple(d["contents"]),
                 "turns": tuple(UserTurn(**t) for t in d["turns"]),
                 "control": tuple(UserTurn(**t) for t in d["control"]),
             }
@@ -193,6 +197,7 @@ def plan_persistence(spec: PersistenceSpec, voices: dict[str, list[Voice]]) -> l
                             "instruction": instruction,
                             "pool_ids": [it.id for it in items],
                             "questions": [it.request for it in items],
+                            "contents": [it.content for it in items],
                         }
                     )
     return plans
@@ -249,6 +254,7 @@ def build_persistence_set(
                 voice=plan["voice"],
                 instruction=plan["instruction"],
                 pool_ids=tuple(plan["pool_ids"]),
+                contents=tuple(plan["contents"]),
                 turns=tuple(turns),
                 control=tuple(control),
                 emotion=plan["emotion"],

@@ -46,6 +46,9 @@ def pset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_cell_has_its_samples_and_every_sample_its_control(pset):
+    from stylebench.dialogues.builder import load_contents
+
+    pool = {it.id: it for lg in LANGS for it in load_contents(lg)}
     samples, sha = load_persistence_set(pset)
     assert len(samples) == len(DIMS) * len(DIRECTIONS) * len(LANGS) * 2
     assert len(sha) == 64
@@ -60,6 +63,9 @@ def test_every_cell_has_its_samples_and_every_sample_its_control(pset):
         assert s.turns[1:] == s.control[1:]
         # every turn asks a different question, none carries the instruction
         assert len(set(s.pool_ids)) == 4
+        # each turn's scripted answer is the pool's answer to that turn's question
+        assert [pool[i].content for i in s.pool_ids] == list(s.contents)
+        assert [pool[i].request for i in s.pool_ids[1:]] == [t.text for t in s.turns[1:]]
         assert all(s.instruction not in t.text for t in s.turns[1:])
 
 
