@@ -144,3 +144,11 @@ def test_the_cli_builds_a_persistence_set(tmp_path, capsys):
     assert shown["protocol"] == PROTOCOL and shown["n_samples"] == 2 and shown["n_turns"] == 3
     samples, _ = load_persistence_set(out)
     assert {(s.dim, s.lang, s.n_turns) for s in samples} == {("speed", "en", 3)}
+
+
+def test_the_persistence_loader_refuses_a_stylebench_manifest_line(tmp_path):
+    line = {"id": "speed-intensify-en-0000", "dim": "speed", "turns": []}
+    (tmp_path / "manifest.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    with pytest.raises(BadValue, match=r"manifest.jsonl:1: .*not a persistence sample"):
+        load_persistence_set(tmp_path)
+    assert not is_persistence_set(tmp_path)
