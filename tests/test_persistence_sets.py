@@ -100,8 +100,9 @@ def test_the_set_records_its_protocol_in_its_identity(pset):
 def test_a_stylebench_loader_refuses_a_persistence_set_by_name(pset):
     from stylebench.dialogues.sets import load_set
 
-    with pytest.raises(BadValue, match="is a persistence set, not a StyleBench set"):
+    with pytest.raises(BadValue, match="is a persistence set, not a StyleBench set") as err:
         load_set(pset, check_audio=False)
+    assert "malformed" not in str(err.value)
 
 
 def test_a_changed_control_wav_is_refused(pset, tmp_path):
