@@ -44,9 +44,17 @@ def load_set(path: Path | str, *, check_audio: bool = True) -> tuple[list[Sample
         if not line.strip():
             continue
         try:
-            samples.append(Sample.from_dict(json.loads(line)))
+            d = json.loads(line)
+            protocol = d.get("protocol", "stylebench") if isinstance(d, dict) else "stylebench"
+            if protocol == "stylebench":
+                samples.append(Sample.from_dict(d))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise BadValue(f"{mf}:{i}: malformed sample ({exc})") from None
+        if protocol != "stylebench":
+            raise BadValue(
+                f"{root} is a {protocol} set, not a StyleBench set; "
+                f"this command reads StyleBench sets only (see docs/{protocol}.md)"
+            )
     if check_audio:
         check_turn_audio(root, samples)
     return samples, hashlib.sha256(raw).hexdigest()

@@ -132,9 +132,7 @@ def flavour(name: str) -> Flavour:
     if name not in FLAVOURS:
         from stylebench.errors import BadValue
 
-        raise BadValue(
-            f"openai-audio: flavour must be one of {', '.join(FLAVOURS)}, got {name!r}"
-        )
+        raise BadValue(f"openai-audio: flavour must be one of {', '.join(FLAVOURS)}, got {name!r}")
     return FLAVOURS[name]
 
 

@@ -19,12 +19,29 @@ def params() -> list[Any]:
     return [
         option("--out", required=True, help="new folder for the set"),
         option(
+            "--protocol",
+            type=click.Choice(["stylebench", "persistence"]),
+            default="stylebench",
+            help="stylebench (three turns, style asked at turns 2 and 3) or persistence "
+            "(style asked once at turn 1, then neutral questions; each with a control dialogue)",
+        ),
+        option(
+            "--turns",
+            type=click.IntRange(min=2),
+            default=4,
+            help="persistence: turns per dialogue",
+        ),
+        option(
             "--per-cell",
             type=click.IntRange(min=1),
             default=6,
             help="samples per (dim, direction, lang)",
         ),
-        option("--dims", default="speed,volume,pitch", help="comma list; may include emotion"),
+        option(
+            "--dims",
+            help="comma list; may include emotion (default speed,volume,pitch; "
+            "--protocol persistence: all five dims)",
+        ),
         option("--emotions", help="emotion subset, e.g. happy,sad (default: all six)"),
         option(
             "--synth",
@@ -52,8 +69,15 @@ def params() -> list[Any]:
 def main(args: Args) -> int:
     from stylebench.dialogues.builder import BuildSpec, build_set
 
+    if args.protocol == "persistence":
+        return _main_persistence(args)
+    if args.protocol != "stylebench":
+        from stylebench.errors import BadValue
+
+        raise BadValue(f"--protocol {args.protocol!r}: choose stylebench or persistence")
+
     spec = BuildSpec(
-        dims=tuple(args.dims.split(",")),
+        dims=tuple((args.dims or "speed,volume,pitch").split(",")),
         langs=tuple(args.langs.split(",")),
         per_cell=args.per_cell,
         voices_per_lang=args.voices_per_lang,
@@ -81,7 +105,7 @@ def check_spec(spec: Any, synth: str) -> None:
     for flag, values, known in (
         ("--dims", spec.dims, DIMS),
         ("--langs", spec.langs, LANGS),
-        ("--emotions", spec.emotions, EMOTIONS),
+        ("--emotions", getattr(spec, "emotions", EMOTIONS), EMOTIONS),
     ):
         bad = [v for v in values if v not in known]
         if bad or not values:
@@ -103,6 +127,29 @@ def check_out(out: Path) -> Path:
     if not os.access(parent, os.W_OK):
         raise BadValue(f"--out {out}: {parent} is not writable; choose another --out")
     return out
+
+
+def _main_persistence(args: Args) -> int:
+    from stylebench.dialogues.persistence import PersistenceSpec, build_persistence_set
+    from stylebench.records import DIMS
+
+    dims = args.dims or ",".join(DIMS)  # persistence covers every dim by default
+    spec = PersistenceSpec(
+        dims=tuple(dims.split(",")),
+        langs=tuple(args.langs.split(",")),
+        per_cell=args.per_cell,
+        voices_per_lang=args.voices_per_lang,
+        seed=args.seed,
+        n_turns=args.turns,
+        synth=args.synth,
+    )
+    check_spec(spec, args.synth)
+    out = check_out(Path(args.out))
+    synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
+    card = build_persistence_set(out, spec, synth, voices, jobs=args.jobs)
+    keys = ("protocol", "set_version", "n_samples", "n_turns", "checksum")
+    print(json.dumps({k: card[k] for k in keys}, indent=2))
+    return 0
 
 
 def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -> tuple[Any, Any]:
