@@ -71,10 +71,6 @@ def main(args: Args) -> int:
 
     if args.protocol == "persistence":
         return _main_persistence(args)
-    if args.protocol != "stylebench":
-        from stylebench.errors import BadValue
-
-        raise BadValue(f"--protocol {args.protocol!r}: choose stylebench or persistence")
 
     spec = BuildSpec(
         dims=tuple((args.dims or "speed,volume,pitch").split(",")),
