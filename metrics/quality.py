@@ -97,6 +97,14 @@ def _model() -> Any:
         return _MODEL
 
 
+def available() -> bool:
+    """Whether speechmos (and so DNSMOS) is installed; the features stage leaves the values out
+    otherwise, so a run without the ``[voice]`` extra still measures everything else."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) for m in ("speechmos", "onnxruntime", "librosa"))
+
+
 def dnsmos(wave: np.ndarray, sr: int) -> Dnsmos:
     """DNSMOS P.835 of ``wave`` (mono float in [-1, 1]) at rate ``sr``.
 

@@ -52,7 +52,10 @@ def test_values_match_spec_and_rate_is_resampled(clean):
     from stylebench.metrics._common import resample
 
     d16 = dnsmos(resample(wave, sr, 16000), 16000)
+    d48 = dnsmos(resample(wave, sr, 48000), 48000)  # read as 16 kHz it would be 3x slower
     assert d16.ovrl == pytest.approx(d.ovrl, abs=0.05)
+    assert d48.ovrl == pytest.approx(d.ovrl, abs=0.05)
+    assert d48.sig == pytest.approx(d.sig, abs=0.05)
 
 
 def test_bad_input_is_refused():
@@ -62,3 +65,15 @@ def test_bad_input_is_refused():
         dnsmos(np.zeros((2, 16000)), 16000)
     with pytest.raises(ValueError, match="NaN"):
         dnsmos(np.full(16000, np.nan), 16000)
+
+
+@needs
+def test_every_reply_gets_dnsmos_in_the_features_stage(clean):
+    from stylebench.pipeline.measure import FeatureConfig, analyse_reply
+
+    wave, sr = clean
+    values = analyse_reply(wave, sr, FeatureConfig(vad="energy"))["values"]
+    assert values["dnsmos_ovrl"] == pytest.approx(dnsmos(wave, sr).ovrl)
+    assert {"dnsmos_sig", "dnsmos_bak"} <= set(values)
+    short = analyse_reply(wave[: sr // 4], sr, FeatureConfig(vad="energy"))["values"]
+    assert "dnsmos_ovrl" not in short  # too short to score: left out, not a made-up number

@@ -118,6 +118,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "duration_s": wave.size / sr,
         "rms_file": rms.rms_file,
         "rms_file_dbfs": rms.rms_file_dbfs,
+        **_quality_values(wave, sr),
     }
     return {
         "spans": spans,
@@ -129,6 +130,19 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "mfcc": spectra,
         "values": values,
     }
+
+
+def _quality_values(wave: np.ndarray, sr: int) -> dict[str, float]:
+    """DNSMOS P.835 of the reply (:mod:`stylebench.metrics.quality`): a measured value, never a
+    gate here. Absent when the reply is too short for it or speechmos is not installed."""
+    from stylebench.metrics import quality
+
+    if not quality.available():
+        return {}
+    try:
+        return quality.dnsmos(wave, sr).values()
+    except ValueError:  # under half a second: no quality score, the reply is unscored anyway
+        return {}
 
 
 def _voiced_peaks(wave: np.ndarray, sr: int) -> np.ndarray:
