@@ -135,3 +135,14 @@ def test_voices_and_bad_inputs_have_clear_messages(tmp_path):
         Rendering.parse("joe:f0=high")
     with pytest.raises(ValueError, match="not found"):
         PiperSynth(voice=tmp_path / "none.onnx")
+
+
+@needs_voice
+def test_offline_synth_can_speak_english_with_piper():
+    from stylebench.synth.by_lang import OfflineSynth
+
+    off = OfflineSynth(en="piper")
+    assert [v.id for v in off.voices_for("en")] == list(VOICES)
+    assert off.synthesize("Hello there.", VOICES["en-m1"]).sr == 22050
+    with pytest.raises(ValueError, match="no offline zh engine"):
+        OfflineSynth(zh="piper")
