@@ -10,8 +10,8 @@ may be the style, not a fault). It is therefore a measured value beside the styl
 gate unless a user asks for one (``--min-quality``).
 
 Definitions: the audio is resampled to 16 kHz (the models' only rate); a clip shorter than the
-models' 9.01 s window is repeated end to end until it fills one (as ``speechmos`` and Microsoft's
-reference script do); longer clips are scored on 9.01 s windows one second apart and the window
+models' 9.01 s window is repeated end to end to exactly one window (``speechmos`` and Microsoft's
+reference script double it until it is long enough, then average the overlapping windows); longer clips are scored on 9.01 s windows one second apart and the window
 scores averaged. Scores are the polynomial-mapped (non-personalised) DNSMOS values.
 """
 
@@ -37,8 +37,8 @@ SPEC = MetricSpec(
     needs=("audio",),
     description=(
         "DNSMOS P.835 (speechmos 0.0.1.1 ONNX models, non-personalised): predicted SIG, BAK and "
-        "OVRL MOS (1-5) of the whole reply at 16 kHz; clips under 9.01 s are repeated to fill one "
-        "window, longer ones averaged over 9.01 s windows 1 s apart. Trained on noisy and "
+        "OVRL MOS (1-5) of the whole reply at 16 kHz; clips under 9.01 s are repeated to exactly "
+        "one window, longer ones averaged over 9.01 s windows 1 s apart. Trained on noisy and "
         "noise-suppressed human speech; a measured value, not a gate."
     ),
 )
@@ -97,6 +97,13 @@ def _model() -> Any:
         return _MODEL
 
 
+def sm_input_length() -> float:
+    """speechmos' DNSMOS window in seconds (9.01)."""
+    from speechmos import dnsmos as sm
+
+    return float(sm.INPUT_LENGTH)
+
+
 def available() -> bool:
     """Whether speechmos (and so DNSMOS) is installed; the features stage leaves the values out
     otherwise, so a run without the ``[voice]`` extra still measures everything else."""
@@ -119,6 +126,12 @@ def dnsmos(wave: np.ndarray, sr: int) -> Dnsmos:
     if x.size < MIN_SPEECH_S * sr:
         raise ValueError(f"DNSMOS: {x.size / sr:.2f} s of audio is under {MIN_SPEECH_S} s")
     y = np.clip(resample(x, sr, DNSMOS_SR), -1.0, 1.0).astype(np.float32)
+    window = int(sm_input_length() * DNSMOS_SR)
+    if y.size < window:
+        # repeat to exactly one window: speechmos doubles the clip until it is long enough, which
+        # for a 2 s reply gives 16 s and seven overlapping windows of the same repeated speech
+        # (seven times the cost for near-identical scores)
+        y = np.resize(y, window)
     scorer = _model()
     with _LOCK:  # one ONNX run at a time on the shared single-thread sessions
         out = scorer(y, DNSMOS_SR, False)
