@@ -26,6 +26,7 @@ METRIC_MODULES: tuple[str, ...] = (
     "stylebench.metrics.fidelity",
     "stylebench.metrics.prosody",
     "stylebench.metrics.emotion_probe",
+    "stylebench.metrics.quality",
 )
 #: the metrics whose outputs are the value keys of a features record
 FEATURE_METRICS: tuple[str, ...] = (

