@@ -65,6 +65,3 @@ def test_bad_input_is_refused():
         dnsmos(np.zeros((2, 16000)), 16000)
     with pytest.raises(ValueError, match="NaN"):
         dnsmos(np.full(16000, np.nan), 16000)
-
-
-@needs
