@@ -30,6 +30,17 @@ TurnValues = dict[int, "float | str"]
 SYNTH_KNOBS = ("rate", "gain_db", "pitch_st")
 
 
+#: the flags that leave a reply without any F0-based score (pitch, and the dimensions built on
+#: F0): too short, not speech, too little voicing or a whisper, the trackers disagreeing
+F0_BLOCKING: tuple[str, ...] = (
+    "too_short",
+    "not_speech",
+    "unvoiced_speech",
+    "whispered",
+    "f0_extractors_disagree",
+)
+
+
 @dataclass(frozen=True)
 class ReplyFrames:
     """What the features stage hands :meth:`Dimension.reply_values` for one reply.

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from stylebench.errors import BadValue
-from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues
+from stylebench.metrics.dims.base import F0_BLOCKING, Dimension, ScoreContext, TurnValues
 
 #: the index is made of pitch, level and rate: a reply blocked for any of them has no index
-BLOCKING = ("too_short", "not_speech", "unvoiced_speech", "whispered", "f0_extractors_disagree")
+BLOCKING = F0_BLOCKING
 
 
 def prosodic_by_turn(sample: Any, features: Mapping[int, Any]) -> TurnValues:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from stylebench.metrics.dims.base import (
+    F0_BLOCKING,
     Dimension,
     ReplyFrames,
     ScoreContext,
@@ -115,13 +116,7 @@ class Expressiveness(Dimension):
         "gain move it on real speech)"
     )
     flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
-    blocking: ClassVar[tuple[str, ...]] = (
-        "too_short",
-        "not_speech",
-        "unvoiced_speech",
-        "whispered",
-        "f0_extractors_disagree",
-    )
+    blocking: ClassVar[tuple[str, ...]] = F0_BLOCKING
     paper: ClassVar[bool] = False
     in_all: ClassVar[bool] = False
     order: ClassVar[int] = 4

@@ -7,7 +7,13 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, value_or_reason
+from stylebench.metrics.dims.base import (
+    F0_BLOCKING,
+    Dimension,
+    ScoreContext,
+    TurnValues,
+    value_or_reason,
+)
 
 #: --pitch-stat -> the feature value that is the score
 STAT_KEYS = {
@@ -33,13 +39,7 @@ class Pitch(Dimension):
     threshold_field: ClassVar[str] = "pitch_st"
     default_threshold: ClassVar[float] = 1.0
     flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
-    blocking: ClassVar[tuple[str, ...]] = (
-        "too_short",
-        "not_speech",
-        "unvoiced_speech",
-        "whispered",
-        "f0_extractors_disagree",
-    )
+    blocking: ClassVar[tuple[str, ...]] = F0_BLOCKING
     threshold_help: ClassVar[str] = "pitch threshold in semitones"
     step: ClassVar[tuple[str, float]] = ("pitch_st", 2.0)
     question_text: ClassVar[tuple[str, str]] = (
