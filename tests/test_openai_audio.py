@@ -279,6 +279,23 @@ def b64(data: bytes) -> str:
 
 
 WHOLE = tone_wav(180.0)
+
+
+def odd_wav(*, nan: bool = False, sr: int = SR) -> bytes:
+    """A readable wav whose samples are NaN, or at a rate no measure takes (4 kHz)."""
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    x = np.sin(2 * np.pi * 180.0 * np.arange(int(1.5 * sr)) / sr).astype(np.float32)
+    if nan:
+        x[::7] = np.nan
+    buf = io.BytesIO()
+    sf.write(buf, x, sr, subtype="FLOAT", format="WAV")
+    return buf.getvalue()
+
+
 #: the hostile-server corpus: (what the server's audio object holds, what the error must say)
 HOSTILE = {
     "truncated wav": (
@@ -292,6 +309,16 @@ HOSTILE = {
     "not a wav": (
         {"data": b64(b"RIFF garbage"), "transcript": "hi"},
         "/v1/chat/completions: the reply's audio (12 bytes) is not a readable wav",
+    ),
+    # corrupt audio is a failed call, as import-replies refuses such a file: an error record,
+    # asked again on resume (docs/import.md, "Which replies are errors")
+    "NaN samples": (
+        {"data": b64(odd_wav(nan=True)), "transcript": "hi"},
+        "samples are NaN or infinite",
+    ),
+    "4 kHz": (
+        {"data": b64(odd_wav(sr=4000)), "transcript": "hi"},
+        "sample rate 4000 Hz is outside",
     ),
     "empty data": (
         {"data": "", "transcript": "hi"},

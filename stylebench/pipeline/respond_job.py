@@ -269,4 +269,10 @@ class RespondJob:
             raise ValueError(
                 f"reply audio is truncated: its header declares {info.frames} frames, {frames} decode"
             )
+        from stylebench.audio import AudioError, load_audio
+
+        try:  # the rule import-replies applies to a reply file: one rule for both routes
+            load_audio(audio)
+        except AudioError as exc:  # NaN-filled, a rate outside [8, 192] kHz, silent, too short
+            raise ValueError(f"reply audio cannot be measured: {exc}") from None
         return Path(audio).read_bytes()
