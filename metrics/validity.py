@@ -127,6 +127,7 @@ REASONS = {
     "whispered": "unscored: whispered or breathy (little voicing, energy high in the spectrum)",
     "language_mismatch": "unscored: spoken in another language than declared (the transcript "
     "is a translation)",
+    "reply_truncated": "unscored: the reply was cut off at the model's token budget",
 }
 #: transcript flags (from the ASR and from :func:`transcript_doubts`) that make it doubtful
 DOUBT_FLAGS = frozenset(

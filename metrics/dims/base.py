@@ -35,6 +35,7 @@ SYNTH_KNOBS = ("rate", "gain_db", "pitch_st")
 F0_BLOCKING: tuple[str, ...] = (
     "too_short",
     "not_speech",
+    "reply_truncated",
     "unvoiced_speech",
     "whispered",
     "f0_extractors_disagree",
@@ -80,7 +81,7 @@ class Dimension(ABC):
     flags: ClassVar[tuple[str, ...]] = ()
     #: feature flags that leave a reply unscored on this dimension (the reason is
     #: ``metrics.validity.REASONS[flag]``): a doubtful measurement has no score
-    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech")
+    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech", "reply_truncated")
     #: False: scores are ratings or probabilities, taken as given (may be 0 or negative)
     positive: ClassVar[bool] = True
     #: the threshold's help text (its CLI flag and config field), naming where the default is from

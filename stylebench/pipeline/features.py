@@ -26,6 +26,10 @@ from stylebench.pipeline.stage import PROVENANCE, Unit
 from stylebench.records import TURNS, FeatureRecord, Key, Sample
 from stylebench.store import RunStore
 
+#: the respond record's ``raw`` key a wrapper sets when its reply stopped at the model's token
+#: budget (docs/models.md, Kimi-Audio): the reply is cut off, and no score reads it
+TRUNCATED = "truncated_at_token_budget"
+
 
 class FeaturesStage:
     """One unit per sample (its ok replies and their transcripts)."""
@@ -81,7 +85,10 @@ class FeaturesStage:
         }
         texts = {k: r.text for k, r in reps.items()}
         fps = {k: unit.fps[(s.id, k)] for k in reps}
-        return FeaturesJob(s.id, s.lang, audio, texts, trs, fps, pending, self.cfg, self.strict)
+        cut = tuple(k for k, r in reps.items() if (r.raw or {}).get(TRUNCATED) is True)
+        return FeaturesJob(
+            s.id, s.lang, audio, texts, trs, fps, pending, self.cfg, self.strict, cut
+        )
 
     def accept(
         self, unit: Unit, outcomes: Iterable[FeatureRecord], done: Mapping[Key, Any]
@@ -105,6 +112,8 @@ class FeaturesJob:
     pending: tuple[int, ...]
     cfg: FeatureConfig
     strict: bool = False
+    #: turns whose model says the reply stopped at its token budget, cut off mid-reply
+    truncated: tuple[int, ...] = ()
 
     def shipped(self) -> FeaturesJob:
         return replace(self, audio={k: b.shipped() for k, b in self.audio.items()})
@@ -145,6 +154,7 @@ class FeaturesJob:
                 yield FeatureRecord(sid, k, "error", self.fps[k], error=result, raw=raw)
             else:
                 check_declared(result[0])
+                flags = [*result[1], *(["reply_truncated"] if k in self.truncated else [])]
                 yield FeatureRecord(
-                    sid, k, "ok", self.fps[k], values=result[0], flags=result[1], raw=raw
+                    sid, k, "ok", self.fps[k], values=result[0], flags=flags, raw=raw
                 )
