@@ -68,14 +68,14 @@ class BuildSpec:
     emotions: tuple[str, ...] = EMOTIONS
 
 
-def _pool_file(name: str) -> Any:
+def pool_file(name: str) -> Any:
     return resources.files("stylebench.dialogues").joinpath("pools", name)
 
 
 def load_contents(lang: str) -> list[PoolItem]:
     """The neutral (request, content) pool of ``lang``."""
     items = []
-    for line in _pool_file(f"neutral_{lang}.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in pool_file(f"neutral_{lang}.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             items.append(PoolItem(**json.loads(line)))
     if not items:
@@ -93,7 +93,7 @@ def load_emotion_pool(lang: str) -> list[EmotionItem]:
     from stylebench.dialogues.leakage import check_content
 
     items = []
-    for line in _pool_file(f"emotion_{lang}.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in pool_file(f"emotion_{lang}.jsonl").read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         item = EmotionItem(**json.loads(line))
@@ -109,7 +109,7 @@ def load_emotion_pool(lang: str) -> list[EmotionItem]:
 
 def load_phrasings(lang: str) -> dict[str, dict[str, dict[str, list[str]]]]:
     """Instruction phrasings: ``[dim][direction]["2"|"3"] -> list[str]``."""
-    return json.loads(_pool_file(f"phrasings_{lang}.json").read_text(encoding="utf-8"))
+    return json.loads(pool_file(f"phrasings_{lang}.json").read_text(encoding="utf-8"))
 
 
 def _canonical(obj: Any) -> bytes:
@@ -128,12 +128,12 @@ def pools_checksum(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> str:
     h = hashlib.sha256()
     for lang in LANGS:
         if any(d in ACOUSTIC_DIMS for d in dims):
-            h.update(_pool_file(f"neutral_{lang}.jsonl").read_bytes())
+            h.update(pool_file(f"neutral_{lang}.jsonl").read_bytes())
             phr = load_phrasings(lang)
             h.update(_canonical({k: v for k, v in phr.items() if k in ACOUSTIC_DIMS}))
     for d in (d for d in DIMS if d in dims and d not in ACOUSTIC_DIMS):
         for lang in LANGS:  # a dim with its own set: its content pool and its phrasings
-            h.update(_pool_file(f"{dimension(d).content_pool}_{lang}.jsonl").read_bytes())
+            h.update(pool_file(f"{dimension(d).content_pool}_{lang}.jsonl").read_bytes())
             h.update(_canonical({d: load_phrasings(lang)[d]}))
     return h.hexdigest()
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from stylebench.audio import write_wav
-from stylebench.dialogues.builder import BUILDER_VERSION, _pool_file, load_contents
+from stylebench.dialogues.builder import BUILDER_VERSION, load_contents, pool_file
 from stylebench.dialogues.card import card_markdown
 from stylebench.errors import BadValue, MissingFile
 from stylebench.records import DIMS, DIRECTIONS, EMOTIONS, LANGS, UserTurn
@@ -123,7 +123,7 @@ class PersistenceSpec:
 def load_instructions(lang: str) -> dict[str, Any]:
     """Turn-1 style requests of ``lang``: ``[dim][direction] -> list[str]`` (emotion: with an
     ``{emotion}`` slot filled from ``[emotion]["names"]``)."""
-    return json.loads(_pool_file(f"persistence_{lang}.json").read_text(encoding="utf-8"))
+    return json.loads(pool_file(f"persistence_{lang}.json").read_text(encoding="utf-8"))
 
 
 def persistence_checksum() -> str:
@@ -131,8 +131,8 @@ def persistence_checksum() -> str:
     its turn-1 style requests."""
     h = hashlib.sha256()
     for lang in LANGS:
-        h.update(_pool_file(f"neutral_{lang}.jsonl").read_bytes())
-        h.update(_pool_file(f"persistence_{lang}.json").read_bytes())
+        h.update(pool_file(f"neutral_{lang}.jsonl").read_bytes())
+        h.update(pool_file(f"persistence_{lang}.json").read_bytes())
     return h.hexdigest()
 
 

@@ -52,7 +52,7 @@ SPEC = MetricSpec(
     outputs=(
         "level_spread_db",
         "high_band_share",
-        "declared_lang_p",
+        "asr_declared_lang_p",
         "asr_mean_logprob",
         "asr_unsure_share",
     ),
@@ -63,7 +63,7 @@ SPEC = MetricSpec(
         "unscored (too short, not speech, doubtful transcript, trackers disagree) read it with "
         "the F0 spread, the speech seconds and the syllable counts. high_band_share: energy "
         "above 2 kHz / all energy in the speech span (whisper signature). From the transcript: "
-        "declared_lang_p (the ASR's language-ID probability of the declared language), "
+        "asr_declared_lang_p (the ASR's language-ID probability of the declared language), "
         "asr_mean_logprob and asr_unsure_share (share of word time on words under p 0.5)."
     ),
 )

@@ -117,7 +117,7 @@ def test_builder_refuses_a_pool_item_that_names_its_emotion(tmp_path, monkeypatc
     }
     with (tmp_path / "emotion_en.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(bad) + "\n")
-    monkeypatch.setattr(builder, "_pool_file", lambda name: tmp_path / name)
+    monkeypatch.setattr(builder, "pool_file", lambda name: tmp_path / name)
     with pytest.raises(ValueError, match=r"en-bad-01.*'sad' \(sad\).*label leakage"):
         builder.load_emotion_pool("en")
 

@@ -15,4 +15,15 @@ def test_every_package_folder_is_declared_in_pyproject():
         for init in (REPO / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(REPO / folder)
             found.add(".".join((name, *rel.parts)))
-    assert set(cfg["packages"]) == found
+    # data folders (no __init__.py) are declared as packages too, each with its package-data,
+    # so setuptools installs them without warning that it would ignore them
+    data = {name for name in cfg["packages"] if name in cfg.get("package-data", {})}
+    assert set(cfg["packages"]) - data == found
+    for name in data:
+        first, *rest = name.split(".")
+        base = next(
+            (k for k in sorted(cfg["package-dir"], key=len, reverse=True) if name.startswith(k)),
+            first,
+        )
+        folder = REPO / cfg["package-dir"][base] / Path(*name[len(base) + 1 :].split("."))
+        assert folder.is_dir() and any(folder.iterdir()), name

@@ -41,7 +41,19 @@ from stylebench.metrics.spec import MetricSpec
 SPEC = MetricSpec(
     name="asr",
     version="5",
-    outputs=("text", "lang", "words", "flags", "backend", "model"),
+    outputs=(
+        "text",
+        "lang",
+        "words",
+        "flags",
+        "backend",
+        "model",
+        "spoken_lang",
+        "spoken_lang_p",
+        "declared_lang_p",
+        "mean_logprob",
+        "unsure_word_share",
+    ),
     needs=("audio",),
     description=(
         "Whisper transcript with word timestamps, language fixed (en/zh), deterministic: greedy "

@@ -283,7 +283,7 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
 
     spoken = getattr(tr, "spoken_lang", "")
     if spoken:
-        values["declared_lang_p"] = float(tr.declared_lang_p)
+        values["asr_declared_lang_p"] = float(tr.declared_lang_p)
         if language_mismatch(lang, spoken, tr.declared_lang_p):
             flags.append("language_mismatch")
     if getattr(tr, "mean_logprob", 0.0):
