@@ -55,7 +55,13 @@ def median_f0(wave: np.ndarray, sr: int) -> float:
 
 @pytest.fixture(scope="module")
 def synth() -> PiperSynth:
-    return PiperSynth()
+    s = PiperSynth()
+    # the voice draws its noise and its phoneme durations at random (noise_scale, noise_w), and
+    # onnxruntime's seed does not fix the draw; with both at 0 it is deterministic, so the rate
+    # and pitch checks below measure the synthesiser, not one draw (one in five failed before)
+    inference = {**s.config.get("inference", {}), "noise_scale": 0.0, "noise_w": 0.0}
+    s.config = {**s.config, "inference": inference}
+    return s
 
 
 @pytest.fixture(scope="module")
