@@ -150,11 +150,8 @@ def write_wav(path: Path | str, wave: np.ndarray, sr: int) -> str:
     """Write 16-bit PCM atomically (temp file + rename) and return its sha256."""
     import soundfile as sf
 
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".part")
-    sf.write(str(tmp), np.clip(wave, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, p)
+    from stylebench.atomic import replace_with
+
+    data = np.clip(wave, -1.0, 1.0)
+    p = replace_with(path, lambda tmp: sf.write(str(tmp), data, sr, subtype="PCM_16", format="WAV"))
     return sha256_file(p)

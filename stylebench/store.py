@@ -28,6 +28,7 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from stylebench.atomic import write_text
 from stylebench.errors import BadValue, MissingFile, UserError
 from stylebench.records import (
     Key,
@@ -105,11 +106,7 @@ class RunStore:
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Write the manifest atomically (the only file that is replaced, never appended)."""
         self.make_folder()
-        tmp = self.manifest_path.with_suffix(".json.tmp")
-        tmp.write_text(
-            json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8"
-        )
-        os.replace(tmp, self.manifest_path)
+        write_text(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str))
 
     # -- records --------------------------------------------------------------------------
     def stage_path(self, stage: str) -> Path:

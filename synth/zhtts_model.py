@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -96,16 +94,9 @@ def patched_fastspeech2(asset_dir: Path, cache_dir: Path) -> Path:
     got = hashlib.sha256(patched).hexdigest()
     if got != PATCHED_SHA256:
         raise ModelFileError(f"patched FastSpeech2 has sha256 {got}, expected {PATCHED_SHA256}")
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".fastspeech2-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(patched)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+    from stylebench.atomic import write_bytes
+
+    return write_bytes(out, patched)
 
 
 def _interpreter(path: Path, threads: int) -> Any:

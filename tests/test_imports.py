@@ -38,6 +38,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "stylebench",
         "stylebench.records",
         "stylebench.audio",
+        "stylebench.atomic",
         "stylebench.errors",
         "stylebench.paths",
         "stylebench.registry",

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from stylebench.errors import MissingExtra, MissingFile
@@ -50,22 +48,18 @@ def _atomic_copy(sources: list[Path], dest: Path, expected_size: int) -> None:
     A crash leaves at most a stray ``.tmp`` file, never a truncated ``dest``; concurrent builders
     each write their own temp file and the last rename wins with identical content.
     """
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
+    from stylebench.atomic import replace_with
+
+    def join(tmp: Path) -> None:
+        with tmp.open("wb") as out:
             for src in sources:
                 with src.open("rb") as fh:
                     shutil.copyfileobj(fh, out, _COPY_BUFFER)
-            out.flush()
-            os.fsync(out.fileno())
         size = tmp.stat().st_size
         if size != expected_size:
             raise OSError(f"joined {dest.name} has {size} bytes, expected {expected_size}")
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    replace_with(dest, join)
 
 
 def _join_base(target: Path) -> Path:

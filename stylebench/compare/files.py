@@ -9,11 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.atomic import write_text
 from stylebench.ratings.page import safe_cell
 
 PROVENANCE = (
@@ -106,9 +106,7 @@ def leaderboard_csv(result: dict[str, Any]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_text(path, text)
 
 
 def write_files(out: Path, result: dict[str, Any], md: str, html: str | None) -> list[Path]:

@@ -22,13 +22,13 @@ see), so they are imported and measured; the scores that need the failed turn ar
 from __future__ import annotations
 
 import io
-import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from stylebench.atomic import write_bytes
 from stylebench.audio import MAX_SR, MIN_SR, AudioError, load_audio, sha256_file, wav_truncation
 from stylebench.config import RunConfig
 from stylebench.errors import BadValue
@@ -259,12 +259,8 @@ class ImportStage:
                 raise
             source = {"file": tf.audio_rel or None}
             return RespondRecord(s.id, k, "error", fp, error=str(exc), raw={"imported": source})
-        dest = self.store.audio_path(s.id, k)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f"{dest.name}.{os.getpid()}.part")
-        tmp.write_bytes(data)
-        sha = sha256_file(tmp)
-        os.replace(tmp, dest)
+        dest = write_bytes(self.store.audio_path(s.id, k), data)
+        sha = sha256_file(dest)
         source = {
             "file": tf.audio_rel,
             "sha256": self.folder.files.get(tf.audio_rel, ""),

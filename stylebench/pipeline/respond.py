@@ -14,12 +14,13 @@ handed the dialogue script (the answer key); a real model gets the user's turn a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
+from stylebench.atomic import replace_with
 from stylebench.audio import sha256_file
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
@@ -29,6 +30,13 @@ from stylebench.records import TURNS, Key, RespondRecord, Sample, Turn
 from stylebench.store import RunStore
 
 __all__ = ["ReplyLimits", "RespondStage", "plain_json", "script_of", "user_turn_of"]
+
+
+def _write_checked(tmp: Path, *, data: bytes, sha256: str, name: str) -> None:
+    """Write a reply's bytes and refuse them when they are not the ones its record names."""
+    tmp.write_bytes(data)
+    if sha256_file(tmp) != sha256:
+        raise RuntimeError(f"{name}: the bytes written differ from the reply's sha256")
 
 
 def user_turn_of(sample: Sample, k: int, set_root: Path) -> Turn:
@@ -114,13 +122,9 @@ class RespondStage:
                 yield rec
                 continue
             dest = self.store.audio_path(rec.sample_id, rec.turn)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f"{dest.name}.{os.getpid()}.part")
-            tmp.write_bytes(out.wav)
-            if sha256_file(tmp) != rec.sha256:
-                tmp.unlink()
-                raise RuntimeError(f"{dest.name}: the bytes written differ from the reply's sha256")
-            os.replace(tmp, dest)
+            replace_with(
+                dest, partial(_write_checked, data=out.wav, sha256=rec.sha256, name=dest.name)
+            )
             yield replace(rec, audio=str(dest.relative_to(self.store.root)))
 
     @property

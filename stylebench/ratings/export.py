@@ -21,13 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import random
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from stylebench.atomic import write_text
 from stylebench.errors import BadValue, FileClash
 from stylebench.metrics.dims.base import all_dims, dimension
 from stylebench.ratings.page import COLUMNS, csv_text, render_page
@@ -248,11 +248,7 @@ def export_ratings(
     }
     text = json.dumps(key, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     (out / "key.json").write_text(text, encoding="utf-8")
-    keys_dir = store.root / "ratings" / "keys"
-    keys_dir.mkdir(parents=True, exist_ok=True)
-    tmp = keys_dir / f"{test_id}.json.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, keys_dir / f"{test_id}.json")
+    write_text(store.root / "ratings" / "keys" / f"{test_id}.json", text)
     return key
 
 

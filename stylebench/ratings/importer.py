@@ -22,12 +22,12 @@ import csv
 import hashlib
 import io
 import json
-import os
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.atomic import write_text
 from stylebench.errors import BadValue, MissingFile
 from stylebench.ratings.page import ANSWER_COLUMNS, safe_cell
 from stylebench.ratings.stats import (
@@ -335,9 +335,7 @@ def import_ratings(
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_text(path, text)
 
 
 def human_report_block(run_dir: Path | str) -> dict[str, Any] | None:

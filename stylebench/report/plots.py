@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -94,9 +93,6 @@ def plot_trajectories(
         ax.legend(fontsize="small")
     if title:
         fig.suptitle(title)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, format="png", dpi=100)
-    os.replace(tmp, path)
-    return path
+    from stylebench.atomic import replace_with
+
+    return replace_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))

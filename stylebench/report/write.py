@@ -7,11 +7,11 @@ its ``plot`` key, which is absent whenever the plot was drawn, so normal reports
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from stylebench.atomic import write_text
 from stylebench.report.build import ReportMeta, build_report
 from stylebench.report.formats import FILE_NAMES, render
 from stylebench.report.plots import NothingToPlot, plot_trajectories
@@ -74,9 +74,7 @@ def write_reports(
         if why is not None:
             report["plot"] = why
     for fmt, name in FILE_NAMES.items():  # json first: the source of truth
-        tmp = root / (name + ".tmp")
-        tmp.write_text(render(report, fmt), encoding="utf-8")
-        os.replace(tmp, root / name)
+        write_text(root / name, render(report, fmt))
     if failure is not None:
         raise failure
     return report
