@@ -28,6 +28,11 @@ from stylebench.metrics._common import resample
 from stylebench.metrics.spec import MetricSpec
 
 DNSMOS_SR = 16_000
+#: what a run says when the quality score cannot be computed here
+MISSING = (
+    "DNSMOS needs speechmos, onnxruntime and librosa, which are not installed: "
+    "pip install 'stylebench[voice]' (then `stylebench score RUN` adds it)"
+)
 MIN_SPEECH_S = 0.5  # below this a "clip repeated to 9 s" is a buzz, not speech
 
 SPEC = MetricSpec(
@@ -74,9 +79,7 @@ def _model() -> Any:
             except ImportError:
                 from stylebench.registry import MissingExtraError
 
-                raise MissingExtraError(
-                    "DNSMOS needs speechmos and onnxruntime: pip install 'stylebench[offline]'"
-                ) from None
+                raise MissingExtraError(MISSING) from None
             root = Path(sm.__file__).parent / "dnsmos_models"
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = 1

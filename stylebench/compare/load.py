@@ -51,6 +51,7 @@ def _settings(manifest: Mapping[str, Any], cfg: RunConfig) -> dict[str, dict[str
             **{d.threshold_field: getattr(sc, d.threshold_field) for d in all_dims()},
             "probe_delta": ec.probe_delta,
             "mrd_threshold": jc.mrd_threshold,
+            "min_quality": sc.min_quality,
         },
         "asr": {"asr": m.asr, "asr_model": m.asr_model},
         "judge": {
@@ -67,6 +68,7 @@ def _settings(manifest: Mapping[str, Any], cfg: RunConfig) -> dict[str, dict[str
             "transcript_max_error": m.transcript_max_error,
             "f0_floor": m.f0_floor,
             "f0_ceil": m.f0_ceil,
+            "quality": m.quality,
             "emotion_probe": ec.emotion_probe,
             "probe_model": ec.probe_model,
             "metric_specs": (manifest.get("metrics") or {}).get("specs"),

@@ -107,6 +107,7 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         majority=scored.majority,
         exclude=scored.exclude,
     )
+    quality = quality_report_block(scored)
     meta = ReportMeta(
         model=cfg.model,
         run_id=scored.root.name,
@@ -124,9 +125,40 @@ def report(scored: ScoredRun) -> dict[str, Any]:
             **scored.relevance,
             **captions,
             **emotion,
+            "quality": quality,
         },
     )
     return write_reports(scored.root, meta, scored.cells, turn_scores, exclude=scored.exclude)
+
+
+def quality_report_block(scored: ScoredRun) -> dict[str, Any]:
+    """The report's speech-quality block (:func:`stylebench.scoring.quality.quality_block`) over
+    all samples, with what it measures and, when no reply has a score, why."""
+    from stylebench.metrics.quality import MISSING
+    from stylebench.scoring.quality import quality_block
+
+    cfg = scored.cfg
+    block = quality_block(
+        scored.samples,
+        scored.records["features"],
+        n_boot=cfg.score.n_boot,
+        seed=cfg.decode.seed,
+    )
+    block["measure"] = (
+        "DNSMOS P.835 (speechmos ONNX models, 16 kHz, 1-5): SIG speech, BAK background, OVRL "
+        "overall; trained on noisy and noise-suppressed human speech, a measured value, not a "
+        "style score (docs/metrics.md#speech-quality)"
+    )
+    block["min_quality"] = cfg.score.min_quality
+    if block["measured"] == 0:
+        ok = any(f.status == "ok" for f in scored.records["features"].values())
+        if not cfg.measure.quality:
+            block["note"] = "speech quality not measured (--no-quality)"
+        elif not ok:
+            block["note"] = "speech quality not measured: no reply was measured"
+        else:
+            block["note"] = "speech quality not measured: " + MISSING
+    return block
 
 
 def caption_describe(info: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
