@@ -170,7 +170,7 @@ def test_quality_off_or_missing_leaves_values_out_and_rekeys(monkeypatch):
 def _feat(sid: str, turn: int, ovrl: float | None) -> FeatureRecord:
     values = {"f0_mean_agreed": 100.0 * turn}
     if ovrl is not None:
-        values.update(dnsmos_sig=ovrl + 0.5, dnsmos_bak=4.0, dnsmos_ovrl=ovrl)
+        values.update(dnsmos_sig=0.5 * ovrl + 1.0, dnsmos_bak=4.0, dnsmos_ovrl=ovrl)
     return FeatureRecord(sid, turn, "ok", "fp", values=values)
 
 
@@ -179,32 +179,39 @@ def _sample(sid: str, direction: str = "intensify") -> Sample:
 
 
 def test_quality_block_on_known_numbers():
-    ovrl = {"s1": (3.0, 2.5, 2.0), "s2": (3.2, 3.0, 3.4), "s3": (2.8, None, 2.6)}
-    samples = [_sample("s1"), _sample("s2"), _sample("s3", "attenuate")]
+    ovrl = {
+        "s1": (3.0, 2.5, 2.0),
+        "s2": (3.2, 3.0, 3.4),
+        "s3": (2.8, None, 2.6),
+        "s4": (3.1, 3.3, 2.2),
+        "s5": (2.9, 2.0, 3.05),
+    }
+    samples = [_sample(sid) for sid in ("s1", "s2", "s4", "s5")] + [_sample("s3", "attenuate")]
     feats = {
         (sid, k): _feat(sid, k, v) for sid, vs in ovrl.items() for k, v in enumerate(vs, start=1)
     }
-    q = quality_block(samples, feats, n_boot=500, seed=3)
+    q = quality_block(samples, feats, n_boot=400, seed=3)
     t = {(r["group"], r["turn"]): r for r in q["turns"]}
-    assert t[("all", 1)]["ovrl"] == pytest.approx(3.0) and t[("all", 1)]["sig"] == 3.5
-    assert (t[("all", 2)]["ovrl"], t[("all", 2)]["n_ok"], t[("all", 2)]["n"]) == (2.75, 2, 3)
+    assert t[("all", 1)]["ovrl"] == pytest.approx(3.0) and t[("all", 1)]["sig"] == 2.5
+    assert (t[("all", 2)]["ovrl"], t[("all", 2)]["n_ok"], t[("all", 2)]["n"]) == (2.7, 4, 5)
     assert t[("pitch attenuate", 2)]["ovrl"] is None and t[("pitch attenuate", 2)]["n_ok"] == 0
+    assert t[("pitch intensify", 3)]["ovrl"] == round(float(np.mean([2.0, 3.4, 2.2, 3.05])), 3)
     c = {(r["group"], r["pair"]): r for r in q["changes"]}
-    d13 = [-1.0, 0.2, -0.2]
-    assert c[("all", "1-3")]["d_ovrl"] == pytest.approx(np.mean(d13), abs=1e-3)
-    lo, hi = bootstrap_ci(d13, n_boot=500, seed=3)
-    assert c[("all", "1-3")]["d_ovrl_ci"] == [
-        pytest.approx(lo, abs=1e-3),
-        pytest.approx(hi, abs=1e-3),
-    ]
-    assert c[("all", "1-2")]["n"] == 2 and c[("all", "1-2")]["d_bak"] == 0.0
+    d13 = [-1.0, 0.2, -0.9, 0.15, -0.2]  # turn 3 minus turn 1, in the samples' order
+    assert c[("all", "1-3")]["d_ovrl"] == round(float(np.mean(d13)), 3)
+    lo, hi = bootstrap_ci(d13, n_boot=400, seed=3)
+    assert c[("all", "1-3")]["d_ovrl_ci"] == [round(lo, 3), round(hi, 3)]
+    assert c[("all", "1-3")]["d_sig"] == round(0.5 * float(np.mean(d13)), 3)
+    assert c[("all", "1-2")]["n"] == 4 and c[("all", "1-2")]["d_bak"] == 0.0
     assert c[("all", "1-2")]["d_bak_ci"] == [0.0, 0.0]
-    assert q["measured"] == 8
+    assert q["measured"] == 14
 
     from stylebench.report.sections.quality import quality_markdown
 
     md = "\n".join(quality_markdown(q))
-    assert "| all | 1-3 | " in md and f"{np.mean(d13):.2f} [{lo:.2f}, {hi:.2f}]" in md
+    # the means -0.175 / -0.35 and the CIs above, at two decimals
+    assert "| all | 1-3 | -0.17 [-0.41, 0.06] | 0.00 [0.00, 0.00] | -0.35 [-0.82, 0.12] | 5 |" in md
+    assert "| all | 2 | 2.35 | 4.00 | 2.70 | 4/5 |" in md
     assert "Never a gate here" in md
 
 
