@@ -145,10 +145,37 @@ def test_measure_prints_quality(runs, capsys):
     code = main(["--no-progress", "measure", str(wav), "--asr", "none"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "OVRL" in out and "speech quality (DNSMOS P.835" in out
     code = main(["--no-progress", "measure", str(wav), "--asr", "none", "--format", "json"])
     (row,) = json.loads(capsys.readouterr().out)
     assert 1.0 <= row["dnsmos_ovrl"] <= 5.0 and row["dnsmos_sig"] is not None
+    head, _, first = out.splitlines()[:3]
+    assert "OVRL" in head.split() and f" {row['dnsmos_ovrl']:.2f} " in first
+    assert f"SIG {row['dnsmos_sig']:.2f}, BAK {row['dnsmos_bak']:.2f}, OVRL" in out
+
+
+@needs_dnsmos
+def test_without_speechmos_values_are_absent_with_a_note(runs, tmp_path, monkeypatch):
+    import shutil
+
+    from stylebench.pipeline import stages
+    from stylebench.pipeline.commands import rescore
+
+    root = tmp_path / "ref"
+    shutil.copytree(runs["reference"], root)
+    monkeypatch.setattr("stylebench.metrics.quality.available", lambda: False)
+    stages._quality_available.cache_clear()
+    try:
+        rescore(root, {}, progress=False)  # the features are recomputed: quality is re-keyed
+    finally:
+        stages._quality_available.cache_clear()
+    latest = {(r["sample_id"], r["turn"]): r for r in _lines(root / "features.jsonl")}
+    assert len(latest) == 6 and all(r["status"] == "ok" for r in latest.values())
+    assert not any(set(KEYS) & set(r["values"]) for r in latest.values())
+    report = json.loads((root / "report.json").read_text())
+    assert report["n_turns_ok"] == 6  # nothing else changed
+    q = report["quality"]
+    assert q["measured"] == 0 and "pip install 'stylebench[voice]'" in q["note"]
+    assert "speech quality not measured" in (root / "report.md").read_text()
 
 
 @needs_dnsmos
