@@ -24,7 +24,14 @@ def extractor_names(cfg: RunConfig) -> dict[str, str]:
         "vad": m.vad,
         "unscored": "replies too short (< 1 s of speech or < 4 syllables) or not speech are "
         "unscored on every dimension, doubtful transcripts on speed, disagreeing F0 trackers on "
-        "pitch (docs/metrics.md#unscored-replies); they count in n, not in n_ok",
+        "pitch (docs/metrics.md#unscored-replies)"
+        + (
+            f", replies under DNSMOS OVRL {cfg.score.min_quality:g} on every dimension "
+            "(--min-quality)"
+            if cfg.score.min_quality is not None
+            else ""
+        )
+        + "; they count in n, not in n_ok",
         **{d.name: d.extractor(cfg) for d in shown if not d.acoustic},
     }
 
