@@ -95,6 +95,7 @@ ScoreConfig = dataclasses.make_dataclass(
                 "leave replies whose DNSMOS OVRL is under this (1-5) unscored on every dimension "
                 "(reason low_quality); no gate by default",
                 metavar="OVRL",
+                kind="number",
             ),
         )
     ],
