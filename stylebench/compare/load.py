@@ -68,7 +68,6 @@ def _settings(manifest: Mapping[str, Any], cfg: RunConfig) -> dict[str, dict[str
             "transcript_max_error": m.transcript_max_error,
             "f0_floor": m.f0_floor,
             "f0_ceil": m.f0_ceil,
-            "quality": m.quality,
             "emotion_probe": ec.emotion_probe,
             "probe_model": ec.probe_model,
             "metric_specs": (manifest.get("metrics") or {}).get("specs"),
