@@ -55,6 +55,7 @@ def cached_transcript(wave: np.ndarray, sr: int, lang: str, cache: Path) -> tupl
         "declared_lang_p": tr.declared_lang_p,
         "mean_logprob": tr.mean_logprob,
         "unsure_word_share": tr.unsure_word_share,
+        "unsure_stretch_share": tr.unsure_stretch_share,
     }
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")

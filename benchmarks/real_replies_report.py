@@ -141,11 +141,11 @@ def summarise(
         "n_replies": len(rows),
         "n_any_unscored": len(any_unscored),
         "rule_unscored": [
-            (d, r["file"], str(v))
+            (d, r["file"], why)
             for r in rows
             for d in DIMS
             if not isinstance(v := r["result"]["scores"][d].get(1), float)
-            and any(w in str(v) for w in RULE_WORDS)
+            and any(w in (why := _why(v, r, d)) for w in RULE_WORDS)
         ],
         "pyworld_gap": {"n": len(gaps), "over": [x for x in gaps if abs(x[1]) > 1.0]},
         "n_pairs": len(pairs),
@@ -330,6 +330,17 @@ def _suspect_lines(sus: list[dict[str, Any]]) -> list[str]:
 
 #: the reasons of the whispered / other-language / guessed-words rules (metrics/validity.py)
 RULE_WORDS = ("voiced speech", "whispered", "another language", "asr_unsure", "unconfirmed")
+
+
+def _why(reason: Any, row: dict[str, Any], dim: str) -> str:
+    """The unscored reason, with the transcript-certainty flag behind a doubtful transcript
+    (``asr_unsure``, ``asr_redecoded_unconfirmed``) named, since its reason text does not."""
+    why = str(reason)
+    if dim == "speed" and "doubtful transcript" in why:
+        flags = row["result"]["flags"].get(1, [])
+        named = [f for f in ("asr_unsure", "asr_redecoded_unconfirmed") if f in flags]
+        why += "".join(f" ({f})" for f in named)
+    return why
 
 
 def _rule_lines(s: dict[str, Any]) -> list[str]:

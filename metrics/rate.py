@@ -89,6 +89,16 @@ def word_syllables(word: str) -> int:
     return _rule_syllables(word)
 
 
+def dictionary_word(word: str) -> bool:
+    """Whether an English transcript word (any case and punctuation; hyphenated parts each) is in
+    the CMU pronouncing dictionary, possessive ``'s`` allowed. Words Whisper spells out of
+    nonsense ("frandeltoff's", "plunder-grabbish") are not; names and rare words mostly are.
+    No letters (a number, a symbol): True, there is nothing to look up."""
+    parts = english_words(word.replace("-", " "))
+    cmu = _cmu()
+    return all(p in cmu or (p.endswith("'s") and p[:-2] in cmu) for p in parts)
+
+
 def english_words(text: str) -> list[str]:
     """Lowercase words with digits spelled out, punctuation stripped, inner apostrophes kept."""
     text = unicodedata.normalize("NFKD", spell_numbers(text))

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import numpy as np
 
@@ -48,13 +49,15 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="validity",
-    version="2",
+    version="3",
     outputs=(
         "level_spread_db",
         "high_band_share",
         "asr_declared_lang_p",
         "asr_mean_logprob",
         "asr_unsure_share",
+        "asr_unsure_stretch",
+        "asr_unknown_stretch",
     ),
     needs=("audio", "speech_span"),
     description=(
@@ -64,7 +67,9 @@ SPEC = MetricSpec(
         "the F0 spread, the speech seconds and the syllable counts. high_band_share: energy "
         "above 2 kHz / all energy in the speech span (whisper signature). From the transcript: "
         "asr_declared_lang_p (the ASR's language-ID probability of the declared language), "
-        "asr_mean_logprob and asr_unsure_share (share of word time on words under p 0.5)."
+        "asr_mean_logprob, asr_unsure_share (share of word time on words under p 0.5) and "
+        "asr_unsure_stretch (the share of guessed words on the worst quarter of the word time, at "
+        "least 5 s) and asr_unknown_stretch (the same for English words no dictionary knows)."
     ),
 )
 
@@ -109,6 +114,15 @@ MIN_DECLARED_LANG_P = 0.2
 #: (no log-probability bound) 6 of those 160 correct transcripts would have been flagged.
 MAX_UNSURE_WORD_SHARE = 0.4
 MAX_UNSURE_MEAN_LOGPROB = -0.6
+#: a passage of guesses: the worst stretch of consecutive words (a quarter of the word time, at
+#: least 5 s; ``asr_unsure_stretch``) has more than this share of its time on guessed words
+#: (probability under 0.5, or an English word no dictionary knows), or more than
+#: :data:`MAX_UNKNOWN_STRETCH` on words no dictionary knows alone (``asr_unknown_stretch``:
+#: Whisper spells nonsense words out, often with confidence). Tuning half (16 clean clips):
+#: 0.71 and 0.26 at most, both on AMI meeting clips with crosstalk; nonsense stand-ins (Piper
+#: reading pseudo-words before each English clip, 12 tune / 11 held out): see docs/metrics.md
+MAX_UNSURE_STRETCH = 0.75
+MAX_UNKNOWN_STRETCH = 0.4
 #: a re-decoded transcript (Whisper's first pass looped or was unsure) is vouched for when its
 #: syllable count agrees with the ASR-free syllable-nuclei count as closely as a faithful text
 #: channel must (:data:`TEXT_SYL_PER_NUCLEUS`) and its words are not mostly guesses: whether the
@@ -230,6 +244,8 @@ def transcript_doubts(
     asr_flags: tuple[str, ...] | list[str] = (),
     unsure_word_share: float = 0.0,
     mean_logprob: float = 0.0,
+    unsure_stretch_share: float = 0.0,
+    unknown_stretch_share: float = 0.0,
 ) -> list[str]:
     """Flags that make a transcript doubtful for counting syllables (see module docstring).
 
@@ -242,9 +258,13 @@ def transcript_doubts(
         asr_flags: the ASR's own flags (``asr_redecoded`` among them).
         unsure_word_share: share of word time on words the ASR is unsure of.
         mean_logprob: the transcript's duration-weighted mean segment log-probability.
+        unsure_stretch_share: the guessed share on the transcript's worst stretch of words.
+        unknown_stretch_share: the share of words no dictionary knows on its worst stretch.
     """
     out = []
     if unsure_word_share > MAX_UNSURE_WORD_SHARE and mean_logprob < MAX_UNSURE_MEAN_LOGPROB:
+        out.append("asr_unsure")
+    elif unsure_stretch_share > MAX_UNSURE_STRETCH or unknown_stretch_share > MAX_UNKNOWN_STRETCH:
         out.append("asr_unsure")
     if "asr_redecoded" in asr_flags:
         lo, hi = TEXT_SYL_PER_NUCLEUS
@@ -303,6 +323,22 @@ def text_doubts(
         if not lo <= syllables / nuclei <= hi:
             out.append("text_nuclei_mismatch")
     return out
+
+
+def unknown_stretch(words: list[list[Any]] | tuple[Any, ...], lang: str) -> float:
+    """The highest share of word time on English words no dictionary knows over a stretch of
+    consecutive words (:func:`stylebench.metrics.asr.transcript.unsure_stretch`); ``words`` are
+    ``[word, start_s, end_s]`` as a transcript record holds them. Mandarin: 0.0 (no such check)."""
+    if lang != "en":
+        return 0.0
+    from stylebench.metrics.asr.transcript import unsure_stretch
+    from stylebench.metrics.rate import dictionary_word
+
+    timed = sorted(
+        (float(w[1]), max(0.0, float(w[2]) - float(w[1])), not dictionary_word(str(w[0])))
+        for w in words
+    )
+    return unsure_stretch(timed)
 
 
 def blocking_flags(values: dict[str, float], flags: list[str]) -> list[str]:

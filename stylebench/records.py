@@ -138,6 +138,7 @@ class TranscriptRecord:
     declared_lang_p: float = 0.0
     mean_logprob: float = 0.0  # the ASR's certainty (metrics/asr/transcript.py)
     unsure_word_share: float = 0.0
+    unsure_stretch_share: float = 0.0
     raw: dict[str, Any] = field(default_factory=dict)  # where it was computed (never in the fp)
     elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 

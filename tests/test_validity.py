@@ -261,3 +261,57 @@ def test_a_whisper_has_volume_and_speed_but_no_pitch():
     voiced, vflags = measure(speechlike(3.0), SENTENCE)
     assert voiced["f0_voiced_share"] > validity.WHISPER_MAX_VOICED
     assert isinstance(scores(voiced, vflags)["pitch"], float)
+
+
+def test_a_passage_of_guesses_is_doubtful_though_the_whole_reply_looks_sure() -> None:
+    """A reply that opens with 20 s of nonsense words and then reads 50 s of clean speech: the
+    whole-reply unsure share (2/7) and mean log-probability pass, the worst stretch does not."""
+    from stylebench.metrics.asr.transcript import make_transcript
+
+    words = [(f"frandle{i}", float(i), i + 0.9, 0.3) for i in range(20)]  # guesses
+    words += [("the", 20.0 + i, 20.9 + i, 0.95) for i in range(50)]  # clean
+    tr = make_transcript(["x"], words, [(-0.5, 70.0)], lang="en", backend="t", model="t")
+    assert tr.unsure_word_share == pytest.approx(20 / 70, abs=1e-3)
+    assert tr.unsure_stretch_share == pytest.approx(1.0)  # 17.5 s window inside the nonsense
+    doubts = validity.transcript_doubts
+    args = ("the " * 70, "en", 70, 60.0, 70)
+    kw = {"unsure_word_share": tr.unsure_word_share, "mean_logprob": tr.mean_logprob}
+    assert doubts(*args, **kw) == []  # the old whole-reply rule alone lets it through
+    assert doubts(*args, **kw, unsure_stretch_share=tr.unsure_stretch_share) == ["asr_unsure"]
+    # the same nonsense spread thinly (one guess in four words) is not a passage
+    spread = [("river", float(i), i + 0.9, 0.3 if i % 4 == 0 else 0.95) for i in range(70)]
+    thin = make_transcript(["x"], spread, [(-0.5, 70.0)], lang="en", backend="t", model="t")
+    assert thin.unsure_stretch_share < validity.MAX_UNSURE_STRETCH
+
+
+def test_english_words_no_dictionary_knows_are_guesses_even_when_sure() -> None:
+    """Whisper spells nonsense words out with confidence: a sure word that no dictionary knows
+    counts as a guess in English, a name or a number does not; Mandarin has no such check."""
+    from stylebench.metrics.asr.transcript import guessed, make_transcript, unsure_stretch
+    from stylebench.metrics.rate import dictionary_word
+
+    assert not dictionary_word("Frandeltoff's") and not dictionary_word("plunder-grabbish")
+    assert dictionary_word("Roosevelt") and dictionary_word("dog's") and dictionary_word("42")
+    assert guessed("snorple", 0.99, "en") and not guessed("snorple", 0.99, "zh")
+    assert guessed("river", 0.2, "en") and not guessed("river", 0.9, "en")
+    sure = [(w, float(i), i + 0.5, 0.99) for i, w in enumerate(["snorple", "frandle"] * 6)]
+    tr = make_transcript(["x"], sure, [(-0.2, 6.0)], lang="en", backend="t", model="t")
+    assert tr.unsure_word_share == 0.0 and tr.unsure_stretch_share == 1.0
+    assert unsure_stretch([]) == 0.0
+    # shorter than the 5 s stretch: the whole transcript is the stretch
+    assert unsure_stretch([(0.0, 1.0, True), (1.0, 3.0, False)]) == pytest.approx(0.25)
+
+
+def test_a_passage_of_words_no_dictionary_knows_is_doubtful() -> None:
+    """Nonsense words Whisper writes out with confidence: the unknown-word stretch catches them
+    in English (names scattered through a reply do not), and Mandarin has no such check."""
+    nonsense = [[f"frandle{i}", float(i), i + 0.9] for i in range(8)]
+    clean = [["the", 8.0 + i, 8.9 + i] for i in range(24)]
+    names = [["Ebenezer" if i % 6 == 0 else "river", float(i), i + 0.9] for i in range(32)]
+    assert validity.unknown_stretch(nonsense + clean, "en") == pytest.approx(1.0)
+    assert validity.unknown_stretch(names, "en") < validity.MAX_UNKNOWN_STRETCH
+    assert validity.unknown_stretch(nonsense + clean, "zh") == 0.0
+    doubts = validity.transcript_doubts
+    args = ("the " * 32, "en", 32, 30.0, 32)
+    assert doubts(*args, unknown_stretch_share=0.9) == ["asr_unsure"]
+    assert doubts(*args, unknown_stretch_share=0.2) == []

@@ -40,7 +40,7 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr",
-    version="5",
+    version="6",
     outputs=(
         "text",
         "lang",
@@ -53,6 +53,7 @@ SPEC = MetricSpec(
         "declared_lang_p",
         "mean_logprob",
         "unsure_word_share",
+        "unsure_stretch_share",
     ),
     needs=("audio",),
     description=(

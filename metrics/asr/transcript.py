@@ -31,6 +31,11 @@ LOOP_MAX_NGRAM = 16
 #: a word Whisper gives a probability below this is a guess (Whisper's word probabilities are the
 #: mean token probability of the word)
 UNSURE_WORD_P = 0.5
+#: the stretch over which :attr:`Transcript.unsure_stretch_share` looks for guesses: a quarter of
+#: the word time, and at least this many seconds (a name or a number is a short stretch of
+#: guesses in a reply that is otherwise read well; a passage of nonsense words is a long one)
+UNSURE_STRETCH_MIN_S = 5.0
+UNSURE_STRETCH_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,51 @@ class Transcript:
     #: :data:`UNSURE_WORD_P` (0.0 when the backend reports none)
     mean_logprob: float = 0.0
     unsure_word_share: float = 0.0
+    #: the share of word time on guesses on the stretch of consecutive words where it is highest
+    #: (the stretch is :data:`UNSURE_STRETCH_SHARE` of the word time, at least
+    #: :data:`UNSURE_STRETCH_MIN_S`; a shorter transcript is one stretch). A guess is an unsure
+    #: word, or in English a word no dictionary knows (Whisper spells nonsense words out with
+    #: confidence). A passage of nonsense inside a reply that the whole-reply share dilutes.
+    unsure_stretch_share: float = 0.0
+
+
+def unsure_stretch(timed: list[tuple[float, float, bool]]) -> float:
+    """The highest share of word time on guessed words over any run of consecutive words whose
+    time spans at least a quarter of all word time and :data:`UNSURE_STRETCH_MIN_S` seconds (the
+    whole transcript when it is shorter).
+
+    ``timed`` are ``(start, duration, guessed)`` per word, in time order.
+    """
+    total = sum(d for _, d, _ in timed)
+    if total <= 0:
+        return 0.0
+    need = max(UNSURE_STRETCH_SHARE * total, UNSURE_STRETCH_MIN_S)
+    if need >= total:
+        return sum(d for _, d, g in timed if g) / total
+    best, j, dur, bad = 0.0, 0, 0.0, 0.0
+    for i in range(len(timed)):  # two pointers: the shortest run from word i that is long enough
+        while j < len(timed) and dur < need:
+            dur += timed[j][1]
+            bad += timed[j][1] if timed[j][2] else 0.0
+            j += 1
+        if dur < need:
+            break
+        best = max(best, bad / dur)
+        dur -= timed[i][1]
+        bad -= timed[i][1] if timed[i][2] else 0.0
+    return best
+
+
+def guessed(word: str, p: float, lang: str) -> bool:
+    """A word the ASR guessed: probability under :data:`UNSURE_WORD_P`, or an English word no
+    dictionary knows (:func:`stylebench.metrics.rate.dictionary_word`)."""
+    if p < UNSURE_WORD_P:
+        return True
+    if lang != "en":
+        return False
+    from stylebench.metrics.rate import dictionary_word
+
+    return not dictionary_word(word)
 
 
 def with_language(tr: Transcript, probs: Iterable[tuple[str, float]]) -> Transcript:
@@ -169,6 +219,11 @@ def make_transcript(
     timed = [(max(0.0, float(w[2]) - float(w[1])), float(w[3])) for w in kept if len(w) > 3]
     total = sum(d for d, _ in timed)
     unsure = sum(d for d, p in timed if p < UNSURE_WORD_P) / total if total > 0 else 0.0
+    ordered = sorted(
+        (float(w[1]), max(0.0, float(w[2]) - float(w[1])), guessed(w[0], float(w[3]), lang))
+        for w in kept
+        if len(w) > 3
+    )
     return Transcript(
         text=text,
         lang=lang,
@@ -178,4 +233,5 @@ def make_transcript(
         flags=tuple(sorted(flags)),
         mean_logprob=round(float(mean_lp), 4),
         unsure_word_share=round(float(unsure), 4),
+        unsure_stretch_share=round(float(unsure_stretch(ordered)), 4),
     )

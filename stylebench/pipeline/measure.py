@@ -292,6 +292,11 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
     if getattr(tr, "mean_logprob", 0.0):
         values["asr_mean_logprob"] = float(tr.mean_logprob)
         values["asr_unsure_share"] = float(tr.unsure_word_share)
+        values["asr_unsure_stretch"] = float(getattr(tr, "unsure_stretch_share", 0.0))
+    from stylebench.metrics.validity import unknown_stretch
+
+    if tr.words:
+        values["asr_unknown_stretch"] = unknown_stretch(tr.words, lang)
     syl = rate.count_syllables(tr.text, lang)
     values["syllables"] = float(syl)
     flags += [f for f in tr.flags if f not in flags]
@@ -307,6 +312,8 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
             nuclei,
             asr_flags=tuple(tr.flags),
             unsure_word_share=getattr(tr, "unsure_word_share", 0.0),
+            unsure_stretch_share=getattr(tr, "unsure_stretch_share", 0.0),
+            unknown_stretch_share=values.get("asr_unknown_stretch", 0.0),
             mean_logprob=getattr(tr, "mean_logprob", 0.0),
         )
         flags += [f for f in doubts if f not in flags]

@@ -305,6 +305,7 @@ def _record(key: Key, fp: str, tr: Any, raw: dict[str, Any]) -> TranscriptRecord
         declared_lang_p=tr.declared_lang_p,
         mean_logprob=tr.mean_logprob,
         unsure_word_share=tr.unsure_word_share,
+        unsure_stretch_share=tr.unsure_stretch_share,
         raw=raw,
     )
 
