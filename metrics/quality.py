@@ -28,6 +28,11 @@ from stylebench.metrics._common import resample
 from stylebench.metrics.spec import MetricSpec
 
 DNSMOS_SR = 16_000
+#: what a run says when the quality score cannot be computed here
+MISSING = (
+    "DNSMOS needs speechmos, onnxruntime and librosa, which are not installed: "
+    "pip install 'stylebench[voice]' (then `stylebench score RUN` adds it)"
+)
 MIN_SPEECH_S = 0.5  # below this a "clip repeated to 9 s" is a buzz, not speech
 
 SPEC = MetricSpec(
@@ -46,12 +51,11 @@ SPEC = MetricSpec(
 
 @dataclass(frozen=True)
 class Dnsmos:
-    """DNSMOS P.835 scores (1-5) and P.808 overall score of one clip."""
+    """DNSMOS P.835 scores (1-5) of one clip."""
 
     sig: float
     bak: float
     ovrl: float
-    p808: float
 
     def values(self) -> dict[str, float]:
         """The feature-record values (:data:`SPEC` outputs)."""
@@ -74,9 +78,7 @@ def _model() -> Any:
             except ImportError:
                 from stylebench.registry import MissingExtraError
 
-                raise MissingExtraError(
-                    "DNSMOS needs speechmos and onnxruntime: pip install 'stylebench[offline]'"
-                ) from None
+                raise MissingExtraError(MISSING) from None
             root = Path(sm.__file__).parent / "dnsmos_models"
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = 1
@@ -87,12 +89,13 @@ def _model() -> Any:
                     str(root / name), opts, providers=["CPUExecutionProvider"]
                 )
 
-            # speechmos' own constructor builds sessions with onnxruntime's default thread pool;
-            # its scoring code is used as is, on these single-thread sessions
+            # speechmos' own constructor builds sessions with onnxruntime's default thread pool,
+            # and its P.808 model too (a librosa mel spectrogram whose first call compiles numba
+            # code: about 2 s of every worker process), which no score here reads; its P.835
+            # model and polynomial mapping are used as they are, on one single-thread session
             scorer = sm.DNSMOS.__new__(sm.DNSMOS)
             scorer.primary_model_path = str(root / "sig_bak_ovr.onnx")
             scorer.onnx_sess = session("sig_bak_ovr.onnx")
-            scorer.p808_onnx_sess = session("model_v8.onnx")
             _MODEL = scorer
         return _MODEL
 
@@ -133,11 +136,16 @@ def dnsmos(wave: np.ndarray, sr: int) -> Dnsmos:
         # (seven times the cost for near-identical scores)
         y = np.resize(y, window)
     scorer = _model()
-    with _LOCK:  # one ONNX run at a time on the shared single-thread sessions
-        out = scorer(y, DNSMOS_SR, False)
-    return Dnsmos(
-        sig=float(out["sig_mos"]),
-        bak=float(out["bak_mos"]),
-        ovrl=float(out["ovrl_mos"]),
-        p808=float(out["p808_mos"]),
-    )
+    # speechmos' DNSMOS.__call__ without its P.808 half: 9.01 s windows 1 s apart, each scored
+    # by the P.835 model and mapped by its (non-personalised) polynomials, then averaged
+    hops = int(np.floor(y.size / DNSMOS_SR) - sm_input_length()) + 1
+    scores = []
+    with _LOCK:  # one ONNX run at a time on the shared single-thread session
+        for idx in range(hops):
+            seg = y[int(idx * DNSMOS_SR) : int((idx + sm_input_length()) * DNSMOS_SR)]
+            if seg.size < window:
+                continue
+            raw = scorer.onnx_sess.run(None, {"input_1": seg[np.newaxis, :]})[0][0]
+            scores.append(scorer.get_polyfit_val(*raw, False))
+    sig, bak, ovrl = np.mean(np.asarray(scores, dtype=np.float64), axis=0)
+    return Dnsmos(sig=float(sig), bak=float(bak), ovrl=float(ovrl))

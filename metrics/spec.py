@@ -38,6 +38,7 @@ FEATURE_METRICS: tuple[str, ...] = (
     "asr_text_er",
     "validity",
     "alignment",
+    "dnsmos",
 )
 
 

@@ -142,6 +142,9 @@ REASONS = {
     "language_mismatch": "unscored: spoken in another language than declared (the transcript "
     "is a translation)",
     "reply_truncated": "unscored: the reply was cut off at the model's token budget",
+    # --min-quality (stylebench.metrics.dims.base.quality_gate): never a gate by default
+    "low_quality": "unscored: low speech quality (DNSMOS OVRL under --min-quality)",
+    "no_quality": "unscored: no DNSMOS score to check --min-quality against (quality not measured)",
 }
 #: transcript flags (from the ASR and from :func:`transcript_doubts`) that make it doubtful
 DOUBT_FLAGS = frozenset(

@@ -56,6 +56,11 @@ class MeasureConfig:
     )
     f0_floor: float = option(50.0, "lowest F0 searched, Hz")
     f0_ceil: float = option(800.0, "highest F0 searched, Hz")
+    quality: bool = option(
+        True,
+        "DNSMOS P.835 speech quality (SIG, BAK, OVRL) of every reply, a measured value beside the "
+        "style scores (needs speechmos, the [voice] extra; left out with a note without it)",
+    )
 
     def __post_init__(self) -> None:
         _check_choices(self)
@@ -67,6 +72,12 @@ class MeasureConfig:
 def _score_post_init(self: Any) -> None:
     _check_min(self, tuple(d.threshold_field for d in all_dims()))
     _check_min(self, ("n_boot",), 1)
+    q = self.min_quality
+    ok = isinstance(q, (int, float)) and not isinstance(q, bool) and 1.0 <= q <= 5.0
+    if q is not None and not ok:
+        raise BadValue(
+            f"--min-quality is a DNSMOS OVRL score between 1 and 5 (e.g. 2.5), got {q!r}"
+        )
 
 
 #: Just-noticeable thresholds and confidence intervals (stage score): one field per dimension,
@@ -74,7 +85,20 @@ def _score_post_init(self: Any) -> None:
 ScoreConfig = dataclasses.make_dataclass(
     "ScoreConfig",
     [(d.threshold_field, float, option(d.default_threshold, d.threshold_help)) for d in in_order()]
-    + [("n_boot", int, option(2000, "bootstrap resamples for CIs"))],
+    + [("n_boot", int, option(2000, "bootstrap resamples for CIs"))]
+    + [
+        (
+            "min_quality",
+            float | None,
+            option(
+                None,
+                "leave replies whose DNSMOS OVRL is under this (1-5) unscored on every dimension "
+                "(reason low_quality); no gate by default",
+                metavar="OVRL",
+                kind="number",
+            ),
+        )
+    ],
     namespace={
         "__post_init__": _score_post_init,
         "__doc__": "Just-noticeable thresholds and confidence intervals (stage score).",

@@ -24,7 +24,8 @@ def option(default: Any, help: str, *, commands: tuple[str, ...] = MEASURE, **cl
         help: the flag's help text.
         commands: the commands that take the flag.
         **cli: ``flag`` (default ``--field-name``), ``choices``, ``metavar``, ``kind``
-            (``"kv"`` for repeatable KEY=VALUE dicts).
+            (``"kv"`` for repeatable KEY=VALUE dicts, ``"number"`` for a number whose bad
+            value is a one-line user error).
     """
     meta = {"help": help, "commands": commands, **cli}
     if isinstance(default, dict):

@@ -78,7 +78,7 @@ def test_config_thresholds_and_flags_come_from_the_registry():
     from stylebench.scoring.cells import thresholds_from
 
     names = [d.threshold_field for d in in_order()]
-    assert [f.name for f in dataclasses.fields(ScoreConfig)] == [*names, "n_boot"]
+    assert [f.name for f in dataclasses.fields(ScoreConfig)] == [*names, "n_boot", "min_quality"]
     assert [f.name for f in dataclasses.fields(Thresholds)] == names
     for d in all_dims():
         f = {f.name: f for f in dataclasses.fields(ScoreConfig)}[d.threshold_field]

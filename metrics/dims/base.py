@@ -64,6 +64,9 @@ class ScoreContext:
     pitch_stat: str = "agreed_mean"
     speed_source: str = "auto"
     transcript_max_error: float = 0.3
+    #: ``--min-quality``: a reply whose DNSMOS OVRL is under it has no score on any dimension
+    #: (:func:`quality_gate`); ``None``, the default, is no gate
+    min_quality: float | None = None
 
 
 class Dimension(ABC):
@@ -168,6 +171,14 @@ class Dimension(ABC):
         """How a reply's score is measured under run config ``cfg`` (the report's words)."""
         return ""
 
+    def gated_turn_values(
+        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+    ) -> tuple[TurnValues, tuple[str, ...]]:
+        """:meth:`turn_values`, then the ``--min-quality`` gate (:func:`quality_gate`): what
+        every scorer calls, so the gate holds on every dimension and every command."""
+        values, extra = self.turn_values(sample, features, ctx)
+        return quality_gate(values, features, ctx.min_quality), extra
+
     @abstractmethod
     def turn_values(
         self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
@@ -193,6 +204,30 @@ def value_or_reason(
         return values[key]
     why = [f for f in flags if f.startswith(("no_", "asr_empty"))]
     return f"{key} unavailable: " + ("; ".join(why) or "not measured")
+
+
+def quality_gate(
+    values: TurnValues, features: Mapping[int, Any], min_quality: float | None
+) -> TurnValues:
+    """``values`` with each scored turn whose reply's DNSMOS OVRL is under ``min_quality``
+    replaced by the ``low_quality`` reason, and each scored turn with no OVRL (quality not
+    measured) by the ``no_quality`` reason (:data:`stylebench.metrics.validity.REASONS`). A turn
+    already unscored keeps its own reason; ``min_quality=None`` changes nothing."""
+    if min_quality is None:
+        return values
+    from stylebench.metrics.validity import REASONS
+
+    out = dict(values)
+    for k, v in values.items():
+        f = features.get(k)
+        if isinstance(v, str) or f is None:
+            continue
+        ovrl = f.values.get("dnsmos_ovrl")
+        if ovrl is None:
+            out[k] = REASONS["no_quality"]
+        elif ovrl < min_quality:
+            out[k] = REASONS["low_quality"]  # stable text: reports count reasons
+    return out
 
 
 _LOADED: dict[str, Dimension] = {}

@@ -99,6 +99,24 @@ def _scalar(hint: Any) -> Any:
     return args[0] if args else hint
 
 
+class Number(click.ParamType):
+    """A number whose bad value is a one-line user error (click's own FLOAT prints its usage
+    block): for settings whose range the config checks and names (``--min-quality``)."""
+
+    name = "number"
+
+    def __init__(self, flag: str) -> None:
+        self.flag = flag
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        from stylebench.errors import BadValue
+
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise BadValue(f"{self.flag} must be a number, got {value!r}") from None
+
+
 def config_options(command: str, sections: tuple[str, ...] | None = None) -> list[click.Option]:
     """An option for every config setting that ``command`` takes, each under its section.
 
@@ -121,6 +139,8 @@ def config_options(command: str, sections: tuple[str, ...] | None = None) -> lis
         kind = _scalar(hint)
         if meta.get("kind") == "kv":
             kw.update(multiple=True, metavar="KEY=VALUE", help=meta["help"])
+        elif meta.get("kind") == "number":
+            kw["type"] = Number(flag)
         elif kind is bool:
             flag = f"{flag}/--no-{flag[2:]}"
         elif "choices" in meta:

@@ -22,7 +22,7 @@ from stylebench.cli.rows import (
 )
 from stylebench.records import LANGS
 
-HELP = "measure audio files: pitch, loudness, speaking rate, speech span, transcript, flags"
+HELP = "measure audio files: pitch, loudness, speaking rate, speech quality, speech span, transcript, flags"
 #: the transcript as the table shows it
 TRANSCRIPT_CHARS = 40
 
@@ -73,6 +73,7 @@ def table_columns() -> list[tuple[str, Any]]:
         unit = {"pitch": "Hz", "speed": "syl/min"}.get(d, dimension(d).unit)
         cols.append((f"{d} {unit}", lambda r, d=d: num(r[d], 1)))
     cols += [
+        ("OVRL", lambda r: num(r["dnsmos_ovrl"], 2)),
         ("transcript", lambda r: _cut(r["transcript"])),
         ("flags", lambda r: ", ".join(f.split(":")[0] for f in r["flags"]) or "-"),
         ("unscored", unscored_cell),
@@ -106,6 +107,7 @@ def summary(rows: list[dict[str, Any]]) -> str:
 
     bad = sum(r["status"] != "ok" for r in rows)
     lines = [f"{len(rows)} files: {len(rows) - bad} measured, {bad} not measured"]
+    lines.append(quality_line(rows))
     for d, counts in unscored_counts(rows).items():
         n = sum(counts.values())
         lines.append(
@@ -113,6 +115,21 @@ def summary(rows: list[dict[str, Any]]) -> str:
             + (f" ({counts_line(counts)})" if counts else "")
         )
     return "\n".join(lines) + "\n"
+
+
+def quality_line(rows: list[dict[str, Any]]) -> str:
+    """Mean DNSMOS SIG/BAK/OVRL over the files that have one, or why none has."""
+    q = [r for r in rows if r.get("dnsmos_ovrl") is not None]
+    if not q:
+        from stylebench.metrics.quality import MISSING, available
+
+        why = "--no-quality, or no file of 0.5 s or more" if available() else MISSING
+        return f"speech quality (DNSMOS): not measured: {why}"
+    mean = {k: sum(r[f"dnsmos_{k}"] for r in q) / len(q) for k in ("sig", "bak", "ovrl")}
+    return (
+        f"speech quality (DNSMOS P.835, 1-5, mean of {len(q)}/{len(rows)} files): "
+        f"SIG {mean['sig']:.2f}, BAK {mean['bak']:.2f}, OVRL {mean['ovrl']:.2f}"
+    )
 
 
 def main(args: Args) -> int:

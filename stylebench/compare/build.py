@@ -68,6 +68,23 @@ def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     }
 
 
+def _quality(
+    runs: Sequence[RunData], shared: set[str], boot: Mapping[str, Any]
+) -> dict[str, list[dict[str, Any]]]:
+    """Speech quality per model and turn over the shared samples (all of them: the ``all`` group
+    of :func:`stylebench.scoring.quality.quality_block`), and its change from turn 1."""
+    from stylebench.scoring.quality import ALL, quality_block
+
+    turns: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
+    for r in runs:
+        samples = [s for s in r.scored.samples if s.id in shared]
+        block = quality_block(samples, r.scored.records["features"], **boot)
+        turns += [{"model": r.label, **t} for t in block["turns"] if t["group"] == ALL]
+        changes += [{"model": r.label, **c} for c in block["changes"] if c["group"] == ALL]
+    return {"turns": turns, "changes": changes}
+
+
 def compare_runs(
     runs: Sequence[RunData],
     *,
@@ -111,6 +128,7 @@ def compare_runs(
         cells = {m: per_run_cells[m].get(key) for m in per_run_cells}
         blocks.append(compare_cell(key, per_model, cells, clusters, boot, alpha))
     summaries = [_summary(r, list(per_run_cells[r.label].values())) for r in runs]
+    quality = _quality(runs, shared, boot)
     return {
         "format": FORMAT,
         "stylebench": __version__,
@@ -131,5 +149,6 @@ def compare_runs(
         ),
         "cells": blocks,
         "tables": paper_tables(runs, per_run_out, shared, boot),
+        "quality": quality,
         "notes": list(notes),
     }

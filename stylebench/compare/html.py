@@ -189,6 +189,7 @@ def render_html(
             ],
         )
     )
+    parts += _quality_html(result)
     rows, sections, tests = [], [], []
     for i, b in enumerate(result["cells"]):
         row: list[tuple[str, Any] | tuple[str, Any, str]] = [(_cell_name(b), _cell_name(b))]
@@ -319,6 +320,50 @@ def render_html(
         + "".join(parts)
         + f"<script>{SCRIPT}</script></body></html>\n"
     )
+
+
+def _quality_html(result: dict[str, Any]) -> list[str]:
+    """Speech quality (DNSMOS) per model and turn, and the change from turn 1 with its CI."""
+    q = result.get("quality") or {}
+    if not q.get("turns"):
+        return []
+    turns = table(
+        "quality",
+        ("model", "turn", "SIG", "BAK", "OVRL", "n ok / n"),
+        [
+            [
+                (r["model"], r["model"]),
+                (str(r["turn"]), r["turn"]),
+                (_num(r["sig"], None, 2), r["sig"]),
+                (_num(r["bak"], None, 2), r["bak"]),
+                (_num(r["ovrl"], None, 2), r["ovrl"]),
+                (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
+            ]
+            for r in q["turns"]
+        ],
+    )
+    changes = table(
+        "quality-change",
+        ("model", "turns", "Δ SIG [CI]", "Δ BAK [CI]", "Δ OVRL [CI]", "n paired"),
+        [
+            [
+                (r["model"], r["model"]),
+                (r["pair"], r["pair"]),
+                *(
+                    (_num(r[f"d_{name}"], r[f"d_{name}_ci"], 2), r[f"d_{name}"])
+                    for name in ("sig", "bak", "ovrl")
+                ),
+                (str(r["n"]), r["n"]),
+            ]
+            for r in q["changes"]
+        ],
+    )
+    return [
+        "<h2>Speech quality per model and turn (DNSMOS P.835, 1-5)</h2>"
+        + turns
+        + "<p>Change from turn 1, paired per sample (bootstrap CI):</p>"
+        + changes
+    ]
 
 
 def _groups(b: dict[str, Any]) -> str:

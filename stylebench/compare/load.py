@@ -51,6 +51,7 @@ def _settings(manifest: Mapping[str, Any], cfg: RunConfig) -> dict[str, dict[str
             **{d.threshold_field: getattr(sc, d.threshold_field) for d in all_dims()},
             "probe_delta": ec.probe_delta,
             "mrd_threshold": jc.mrd_threshold,
+            "min_quality": sc.min_quality,
         },
         "asr": {"asr": m.asr, "asr_model": m.asr_model},
         "judge": {

@@ -59,7 +59,7 @@ def dim_values(
     for s in samples:
         ok = {k: f for k in TURNS if is_ok(f := features.get((s.id, k)))}
         for d in caption_dims(s.dim):
-            values, _ = dimension(d).turn_values(s, ok, ctx)
+            values, _ = dimension(d).gated_turn_values(s, ok, ctx)
             for k, v in values.items():
                 if not isinstance(v, str):
                     out.setdefault((s.id, k), {})[d] = float(v)

@@ -1,4 +1,6 @@
-"""features: pitch, volume and speaking-rate measurements for every ok reply.
+"""features: pitch, volume and speaking-rate measurements for every ok reply, and its speech
+quality (DNSMOS P.835 SIG/BAK/OVRL, a measured value, never a gate here) where speechmos is
+installed and ``--quality`` is on (:attr:`FeatureConfig.quality`).
 
 A sample's three replies are processed together: the octave-error guard on F0 takes its range
 from the speaker's own voiced frames across the sample (:func:`stylebench.metrics.pitch.speaker_f0_range`).
@@ -129,10 +131,13 @@ class FeaturesJob:
         sid, pending = self.sample_id, set(self.pending)
         raw = {PROVENANCE: raw} if raw else {}
         parts: dict[int, dict[str, Any]] = {}
+        quality: dict[int, tuple[dict[str, float], list[str]]] = {}
         for k, blob in self.audio.items():
             try:
                 wave, sr = load_audio(blob.local(tmp), target_sr=ANALYSIS_SR)
                 parts[k] = analyse_reply(wave, sr, self.cfg)
+                if self.cfg.quality and k in pending:
+                    quality[k] = reply_quality(wave, sr)
             except (AudioError, ValueError) as exc:
                 if self.strict:
                     raise
@@ -153,8 +158,24 @@ class FeaturesJob:
                     raise ValueError(f"{sid} turn {k}: {result}")
                 yield FeatureRecord(sid, k, "error", self.fps[k], error=result, raw=raw)
             else:
-                check_declared(result[0])
-                flags = [*result[1], *(["reply_truncated"] if k in self.truncated else [])]
-                yield FeatureRecord(
-                    sid, k, "ok", self.fps[k], values=result[0], flags=flags, raw=raw
-                )
+                q_values, q_flags = quality.get(k, ({}, []))
+                values = {**result[0], **q_values}
+                check_declared(values)
+                flags = [
+                    *result[1],
+                    *q_flags,
+                    *(["reply_truncated"] if k in self.truncated else []),
+                ]
+                yield FeatureRecord(sid, k, "ok", self.fps[k], values=values, flags=flags, raw=raw)
+
+
+def reply_quality(wave: Any, sr: int) -> tuple[dict[str, float], list[str]]:
+    """A reply's DNSMOS SIG/BAK/OVRL (:mod:`stylebench.metrics.quality`), or no values and a
+    ``no_dnsmos`` flag saying why (a reply too short for it); never a gate here: the score stage
+    applies ``--min-quality``. The ONNX models load once per process."""
+    from stylebench.metrics.quality import dnsmos
+
+    try:
+        return dnsmos(wave, sr).values(), []
+    except ValueError as exc:
+        return {}, [f"no_dnsmos: {exc}"]

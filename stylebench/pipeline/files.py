@@ -187,7 +187,7 @@ def _score(
     values: dict[str, TurnValues] = {}
     extra: dict[str, tuple[str, ...]] = {}
     for name in file_dims():
-        values[name], extra[name] = dimension(name).turn_values(None, ok, ctx)
+        values[name], extra[name] = dimension(name).gated_turn_values(None, ok, ctx)
     files = []
     for k, (tr, feat) in enumerate(records, start=1):
         scores, unscored = {}, {}
@@ -300,7 +300,15 @@ ROW_HEAD = (
     "speech_span_s",
     "speech_active_s",
 )
-ROW_TAIL = ("volume_dbfs", "syllables", "transcript", "flags")
+ROW_TAIL = (
+    "volume_dbfs",
+    "syllables",
+    "dnsmos_sig",
+    "dnsmos_bak",
+    "dnsmos_ovrl",
+    "transcript",
+    "flags",
+)
 
 
 def row_columns() -> tuple[str, ...]:
@@ -329,6 +337,8 @@ def measurement_row(m: FileMeasurement) -> dict[str, Any]:
     row.update({d: m.scores.get(d) for d in file_dims()})
     row["volume_dbfs"] = v.get("rms_active_dbfs") if "volume" in m.scores else None
     row["syllables"] = v.get("syllables")
+    # speech quality (DNSMOS P.835, 1-5): a measured value; None where it was not measured
+    row.update({k: v.get(k) for k in ("dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl")})
     row["transcript"] = tr.text if tr is not None and tr.status == "ok" else ""
     row["flags"] = list(m.flags)
     row.update({f"{d}_unscored": m.unscored.get(d, "") for d in file_dims()})

@@ -76,6 +76,9 @@ class FeatureConfig:
     f0_floor: float = 50.0
     f0_ceil: float = 800.0
     frame_ms: float = 5.0
+    #: DNSMOS P.835 of every reply (:mod:`stylebench.metrics.quality`), computed by the features
+    #: stage's job; resolved to False where speechmos is not installed, so installing it re-keys
+    quality: bool = True
 
     def fp(self) -> str:
         from stylebench.metrics.spec import feature_specs

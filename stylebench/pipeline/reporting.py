@@ -24,7 +24,14 @@ def extractor_names(cfg: RunConfig) -> dict[str, str]:
         "vad": m.vad,
         "unscored": "replies too short (< 1 s of speech or < 4 syllables) or not speech are "
         "unscored on every dimension, doubtful transcripts on speed, disagreeing F0 trackers on "
-        "pitch (docs/metrics.md#unscored-replies); they count in n, not in n_ok",
+        "pitch (docs/metrics.md#unscored-replies)"
+        + (
+            f", replies under DNSMOS OVRL {cfg.score.min_quality:g} on every dimension "
+            "(--min-quality)"
+            if cfg.score.min_quality is not None
+            else ""
+        )
+        + "; they count in n, not in n_ok",
         **{d.name: d.extractor(cfg) for d in shown if not d.acoustic},
     }
 
@@ -107,6 +114,7 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         majority=scored.majority,
         exclude=scored.exclude,
     )
+    quality = quality_report_block(scored)
     meta = ReportMeta(
         model=cfg.model,
         run_id=scored.root.name,
@@ -124,9 +132,40 @@ def report(scored: ScoredRun) -> dict[str, Any]:
             **scored.relevance,
             **captions,
             **emotion,
+            "quality": quality,
         },
     )
     return write_reports(scored.root, meta, scored.cells, turn_scores, exclude=scored.exclude)
+
+
+def quality_report_block(scored: ScoredRun) -> dict[str, Any]:
+    """The report's speech-quality block (:func:`stylebench.scoring.quality.quality_block`) over
+    all samples, with what it measures and, when no reply has a score, why."""
+    from stylebench.metrics.quality import MISSING
+    from stylebench.scoring.quality import quality_block
+
+    cfg = scored.cfg
+    block = quality_block(
+        scored.samples,
+        scored.records["features"],
+        n_boot=cfg.score.n_boot,
+        seed=cfg.decode.seed,
+    )
+    block["measure"] = (
+        "DNSMOS P.835 (speechmos ONNX models, 16 kHz, 1-5): SIG speech, BAK background, OVRL "
+        "overall; trained on noisy and noise-suppressed human speech, a measured value, not a "
+        "style score (docs/metrics.md#speech-quality)"
+    )
+    block["min_quality"] = cfg.score.min_quality
+    if block["measured"] == 0:
+        ok = any(f.status == "ok" for f in scored.records["features"].values())
+        if not cfg.measure.quality:
+            block["note"] = "speech quality not measured (--no-quality)"
+        elif not ok:
+            block["note"] = "speech quality not measured: no reply was measured"
+        else:
+            block["note"] = "speech quality not measured: " + MISSING
+    return block
 
 
 def caption_describe(info: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

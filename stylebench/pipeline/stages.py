@@ -15,6 +15,7 @@ empty dict. A stage that did not run for this config hands on no records (``{}``
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -74,8 +75,23 @@ class StageSpec:
 
 
 def feature_config(cfg: RunConfig) -> FeatureConfig:
+    """The features stage's settings; ``quality`` is what will be computed here: asked for
+    (``--quality``, the default) and speechmos installed. It is part of the features
+    fingerprint, so turning it on or off, or installing speechmos later, recomputes the
+    features (never the replies)."""
     m = cfg.measure
-    return FeatureConfig(vad=m.vad, f0_floor=m.f0_floor, f0_ceil=m.f0_ceil)
+    quality = m.quality and _quality_available()
+    return FeatureConfig(vad=m.vad, f0_floor=m.f0_floor, f0_ceil=m.f0_ceil, quality=quality)
+
+
+@functools.cache
+def _quality_available() -> bool:
+    from stylebench.metrics.quality import MISSING, available
+
+    if not available():
+        logging.getLogger(__name__).warning("speech quality not measured: %s", MISSING)
+        return False
+    return True
 
 
 def recorded_asr_machine(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:

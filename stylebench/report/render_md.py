@@ -13,6 +13,7 @@ from stylebench.report.md_text import dim_table, md_escape
 from stylebench.report.sections.captions import captions_markdown
 from stylebench.report.sections.emotion import emotion_markdown
 from stylebench.report.sections.human import human_markdown
+from stylebench.report.sections.quality import quality_markdown
 from stylebench.report.sections.relevance import banner_markdown, relevance_markdown
 from stylebench.report.sections.timings import timings_markdown
 from stylebench.report.sections.unscored import unscored_markdown
@@ -53,6 +54,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         if cells:
             lines += dim_table(dim, cells, mark)
     lines += unscored_markdown(report)  # why pairs have no score, if any
+    if report.get("quality"):  # DNSMOS per turn and its change from turn 1
+        lines += quality_markdown(report["quality"])
     if "judge" in report:  # relevance verdicts and the gate
         lines += relevance_markdown(report)
     if report.get("human"):  # imported listening-test ratings

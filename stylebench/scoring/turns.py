@@ -32,7 +32,7 @@ def collect_turn_scores(
         ok = {
             k: f for k in TURNS if (f := features.get((s.id, k))) is not None and f.status == "ok"
         }
-        values, extra = dim.turn_values(s, ok, ctx)
+        values, extra = dim.gated_turn_values(s, ok, ctx)
         for k in TURNS:
             rep, feat = replies.get((s.id, k)), features.get((s.id, k))
             if rep is None:
