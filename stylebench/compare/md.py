@@ -34,41 +34,16 @@ def not_carried_note(result: dict[str, Any]) -> str | None:
 
 def quality_markdown(result: dict[str, Any]) -> list[str]:
     """Speech quality (DNSMOS) per model and turn, and its change from turn 1 with its CI."""
-    from stylebench.report.sections.quality import change_cell
+    from stylebench.report.sections.quality import CHANGE_HEAD, TURN_HEAD, quality_rows
 
     q = result.get("quality") or {}
     if not q.get("turns"):
         return []
+    turns, changes = quality_rows(q, key="model")
     lines = ["", "## Speech quality per model and turn (DNSMOS P.835, 1-5)", ""]
-    lines += md_table(
-        ("model", "turn", "SIG", "BAK", "OVRL", "n ok / n"),
-        [
-            (
-                md_escape(r["model"]),
-                str(r["turn"]),
-                fmt_ci(r["sig"], None, 2),
-                fmt_ci(r["bak"], None, 2),
-                fmt_ci(r["ovrl"], None, 2),
-                f"{r['n_ok']}/{r['n']}",
-            )
-            for r in q["turns"]
-        ],
-    )
+    lines += md_table(("model", *TURN_HEAD[1:]), turns)
     lines += ["", "Change from turn 1, paired per sample (bootstrap CI):", ""]
-    lines += md_table(
-        ("model", "turns", "Δ SIG [CI]", "Δ BAK [CI]", "Δ OVRL [CI]", "n paired"),
-        [
-            (
-                md_escape(r["model"]),
-                md_escape(r["pair"]),
-                change_cell(r, "sig"),
-                change_cell(r, "bak"),
-                change_cell(r, "ovrl"),
-                str(r["n"]),
-            )
-            for r in q["changes"]
-        ],
-    )
+    lines += md_table(("model", *CHANGE_HEAD[1:]), changes)
     return lines
 
 

@@ -21,11 +21,14 @@ def change_cell(row: Mapping[str, Any], name: str) -> str:
     return fmt_ci(row.get(f"d_{name}"), row.get(f"d_{name}_ci"), 2)
 
 
-def quality_rows(block: Mapping[str, Any]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
-    """The section's two tables' rows (text escaped): per turn, and the changes from turn 1."""
+def quality_rows(
+    block: Mapping[str, Any], key: str = "group"
+) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The section's two tables' rows (text escaped): per turn, and the changes from turn 1;
+    the first column is each row's ``key`` (a report's group, a comparison's model)."""
     turns = [
         (
-            md_escape(r["group"]),
+            md_escape(r[key]),
             str(r["turn"]),
             fmt_ci(r["sig"], None, 2),
             fmt_ci(r["bak"], None, 2),
@@ -36,7 +39,7 @@ def quality_rows(block: Mapping[str, Any]) -> tuple[list[tuple[str, ...]], list[
     ]
     changes = [
         (
-            md_escape(r["group"]),
+            md_escape(r[key]),
             md_escape(r["pair"]),
             change_cell(r, "sig"),
             change_cell(r, "bak"),
