@@ -2,6 +2,7 @@
 and DNSMOS OVRL, and the distribution of the per-turn error rate (to choose the check's bound).
 
     .venv/bin/python benchmarks/set_intelligibility.py SET_DIR [--langs en] [--json out.json]
+    .venv/bin/python benchmarks/set_intelligibility.py --real ../shared/real_speech  # DNSMOS of real clips
 
 Uses the set's ``intelligibility.jsonl`` when it has one (written by ``build-dialogues``);
 otherwise transcribes every user turn now (Whisper base, DNSMOS), e.g. for a set built with
@@ -48,14 +49,37 @@ def quantiles(xs: list[float]) -> str:
     )
 
 
+def real_speech(folder: Path, langs: tuple[str, ...]) -> None:
+    """DNSMOS OVRL of each real clip (benchmarks/corpus/manifest.json lists them)."""
+    from stylebench.audio import load_audio
+    from stylebench.metrics.quality import dnsmos
+
+    for lang in langs:
+        scores = {}
+        for f in sorted(folder.glob(f"{lang}_*.flac")):
+            wave, sr = load_audio(f)
+            scores[f.stem] = round(dnsmos(wave, sr).ovrl, 2)
+        if scores:
+            vals = list(scores.values())
+            print(
+                f"real {lang} DNSMOS OVRL: {scores}; mean {np.mean(vals):.2f} "
+                f"({min(vals):.2f}-{max(vals):.2f})"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("set_dir", type=Path)
+    ap.add_argument("set_dir", type=Path, nargs="?")
+    ap.add_argument("--real", type=Path, help="also: DNSMOS OVRL of the real-speech clips here")
     ap.add_argument("--langs", default="en,zh")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--worst", type=int, default=5, help="list the N worst turns per language")
     a = ap.parse_args()
     langs = tuple(a.langs.split(","))
+    if a.real:
+        real_speech(a.real, langs)
+    if a.set_dir is None:
+        return
     checks, took = load_or_check(a.set_dir, langs)
     print(
         f"set {a.set_dir.name}: {len(checks)} user turns"

@@ -107,6 +107,8 @@ def test_whisper_reads_piper_and_the_check_tells_a_wrong_text():
     assert ok.ovrl is not None and ok.ovrl > 2.5  # DNSMOS of the trained voice
     bad = checker.check(audio.wave, audio.sr, text="Please slow down a little.", **where)
     assert bad.error_rate > 0.5 and bad.over(checker.bounds)
+    # the check's Whisper skips the language ID (the language is fixed): one encoder pass less
+    assert checker.asr.transcribe(audio.wave, audio.sr, "en").spoken_lang == ""
 
 
 @dataclass
