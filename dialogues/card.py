@@ -42,15 +42,16 @@ def intelligibility_markdown(card: dict[str, Any]) -> str:
     rows = "\n".join(
         f"| {v} | {r['lang']} | {r['n_turns']} | {r['measure']} | {_num(r['mean'])} "
         f"| {_num(r['median'])} | {_num(r['max'])} | {_num(r.get('cer_mean'))} "
-        f"| {_num(r.get('dnsmos_ovrl_mean'), '.2f')} | {r['n_resynthesised']} |"
+        f"| {_num(r.get('dnsmos_ovrl_mean'), '.2f')} | {r['n_resynthesised']} "
+        f"| {r.get('n_revoiced', 0)} |"
         for v, r in check["per_voice"].items()
     )
     return (
         f"\n## Intelligibility\n\nEvery user turn transcribed by {check['asr']} (language "
         f"fixed); bound on the error rate: {bounds} (a turn over it is synthesised again, then "
-        f"refused). DNSMOS: {check['quality'] or 'not measured (speechmos not installed)'}. "
+        f"spoken by the next voice, then refused). DNSMOS: {check['quality'] or 'not measured (speechmos not installed)'}. "
         "Per turn: intelligibility.jsonl.\n\n"
         "| voice | lang | turns | measure | mean | median | max | CER (zh) | DNSMOS OVRL "
-        "| resynthesised |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "| resynthesised | moved here |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
         f"{rows}\n"
     )

@@ -12,8 +12,9 @@ default, language fixed to the turn's) and compared with the text it speaks:
 Every turn also gets DNSMOS P.835 OVRL (:func:`stylebench.metrics.quality.dnsmos`) when speechmos
 is installed, a measured value that never gates. A turn whose error rate is above the bound
 (:data:`MAX_ERROR`) is synthesised again (a neural voice draws new prosody each call) up to
-``retries`` times, and the set is refused, naming each turn, what the ASR heard and why, when
-one still cannot be read. The per-voice means go into the set card; every turn's transcript,
+:data:`RETRIES` times; a sample with a turn still over it is spoken again, all its turns, by the
+next voice of its language; and the set is refused, naming each turn, what the ASR heard and
+why, when no voice is read. The per-voice means go into the set card; every turn's transcript,
 rate and OVRL into ``intelligibility.jsonl`` in the set folder.
 
 The bound, 0.5 for both languages (more than half the words or syllables heard wrong), comes
@@ -57,6 +58,7 @@ class TurnCheck:
     cer: float | None  # zh: character error rate over simplified Han characters
     ovrl: float | None  # DNSMOS P.835 OVRL; None without speechmos or under 0.5 s
     attempts: int = 1
+    revoiced_from: str | None = None  # the sample's planned voice, when the ASR could not read it
 
     def over(self, bounds: dict[str, float]) -> bool:
         """Over ``bounds`` (a turn without tokens to compare, NaN, is never over)."""
@@ -175,6 +177,7 @@ def per_voice(checks: Iterable[TurnCheck], bounds: dict[str, float]) -> dict[str
             "cer_mean": _mean(c.cer for c in cs) if lang == "zh" else None,
             "dnsmos_ovrl_mean": _mean(c.ovrl for c in cs),
             "n_resynthesised": sum(c.attempts > 1 for c in cs),
+            "n_revoiced": sum(c.revoiced_from is not None for c in cs),
             "n_over_bound": sum(c.over(bounds) for c in cs),
         }
     return out
@@ -224,5 +227,6 @@ class Unintelligible(BadValue):
         super().__init__(
             f"dialogue set refused: the offline ASR cannot read {len(failed)} user turn(s):\n"
             + "\n".join(lines)
-            + "\nchoose another --seed or --synth, or --no-asr-check to build it unchecked"
+            + "\nno voice of the language was read either; choose another --seed or --synth, "
+            "or --no-asr-check to build it unchecked"
         )

@@ -118,17 +118,18 @@ class Heard:
 
 class ScriptedASR:
     """Stand-in for Whisper (NOT an ASR): hears each text as written, except that the first
-    ``garble`` readings of ``target`` come out as other words."""
+    ``garble`` readings of ``target`` (in voice ``voice`` only, when given) come out as other
+    words."""
 
     name = "scripted-asr"
 
-    def __init__(self, target: str, garble: int) -> None:
-        self.target, self.garble, self.calls = target, garble, []
+    def __init__(self, target: str, garble: int, voice: str | None = None) -> None:
+        self.target, self.garble, self.voice, self.calls = target, garble, voice, []
 
     def transcribe(self, wave: np.ndarray, sr: int, lang: str) -> Heard:
-        text = SpeakTextAsTone.said[wave.size]
+        text, voice = SpeakTextAsTone.said[wave.size]
         self.calls.append(text)
-        if text == self.target and self.garble > 0:
+        if text == self.target and self.garble > 0 and self.voice in (None, voice):
             self.garble -= 1
             return Heard("banana orchestra umbrella")
         return Heard(text)
@@ -142,15 +143,15 @@ class SpeakTextAsTone:
 
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
         n = 4800 + 16 * len(self.said)
-        self.said[n] = text
+        self.said[n] = (text, voice.id)
         t = np.arange(n) / 16000
         return Audio((0.1 * np.sin(2 * np.pi * 200 * t)).astype(np.float32), 16000)
 
 
-def _build(tmp_path, asr):
+def _build(tmp_path, asr, voices_per_lang=1):
     from stylebench.synth.espeak import voices_for
 
-    spec = BuildSpec(dims=("pitch",), langs=("en",), per_cell=1, voices_per_lang=1)
+    spec = BuildSpec(dims=("pitch",), langs=("en",), per_cell=1, voices_per_lang=voices_per_lang)
     checker = Checker(asr, quality=False)
     voices = {"en": voices_for("en")}
     target = builder.plan_samples(spec, voices)[0]["texts"][1]
@@ -180,6 +181,18 @@ def test_a_turn_the_asr_never_reads_refuses_the_set_with_its_reason(tmp_path):
     msg = str(err.value)
     assert target in msg and "banana orchestra umbrella" in msg and "3 syntheses" in msg
     assert not out.exists() and not list(tmp_path.glob(".building-*"))
+
+
+def test_a_sample_its_voice_cannot_carry_is_spoken_by_the_next_voice(tmp_path):
+    out, spec, _, voices, target = _build(tmp_path, None, voices_per_lang=2)
+    asr = ScriptedASR(target, garble=99, voice="en-m1")  # en-m1 never reads it; en-f1 does
+    card = build_set(out, spec, SpeakTextAsTone(), voices, checker=Checker(asr, quality=False))
+    samples, _ = sets.load_set(out)  # the re-spoken wavs are the ones the manifest hashes
+    assert [s.voice for s in samples] == ["en-f1", "en-m1"]  # both planned for en-m1
+    moved = card["intelligibility"]["per_voice"]["en-f1"]
+    assert moved["n_turns"] == 3 and moved["n_revoiced"] == 3 and moved["max"] == 0.0
+    assert card["intelligibility"]["per_voice"]["en-m1"]["n_revoiced"] == 0
+    assert card["voices"] == ["en-f1", "en-m1"]
 
 
 def test_the_set_card_names_what_spoke_each_language(tmp_path):
