@@ -230,3 +230,23 @@ def test_a_run_of_the_espeak_ng_set_is_refused_on_the_piper_set(tmp_path, monkey
     run(cfg_for(old, tmp_path / "runs", **kw), progress=False)
     with pytest.raises(BadValue, match="holds a run of another dialogue set"):
         run(cfg_for(new, tmp_path / "runs", **kw), progress=False)
+
+
+@needs_voice
+def test_neutral_speaks_its_english_lead_in_apart_from_the_content(monkeypatch, tmp_path):
+    """The content's samples are the same whatever the lead-in, so the lead-in cannot move the
+    content's intonation from turn to turn (piper's prosody depends on the whole sentence)."""
+    from stylebench.audio import load_audio
+    from stylebench.model_wrappers.embedded.neutral import NeutralModel
+
+    monkeypatch.setenv("STYLEBENCH_SCRATCH", str(tmp_path))
+    model = NeutralModel()
+    content = "Paris is the capital."
+    alone = model.synths["en"].synthesize(content, model.voices["en"], Style())
+    for lead in ("Okay,", "Sure thing,"):
+        turn = model.speak(content, "en", Style(), lead=lead)
+        wave, _ = load_audio(turn.audio)
+        tail = wave[-alone.wave.size :]
+        assert turn.text == f"{lead} {content}"
+        assert np.max(np.abs(tail - alone.wave)) < 1e-3  # the content, as spoken alone (16-bit)
+        assert wave.size > alone.wave.size + 0.1 * alone.sr
