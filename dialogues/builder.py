@@ -36,7 +36,9 @@ from stylebench.records import (
 )
 from stylebench.synth.base import Synthesizer, Voice
 
-BUILDER_VERSION = "1"
+#: 2: English spoken by Piper by default, every user turn checked by the offline ASR
+#: (:mod:`stylebench.dialogues.intelligibility`), the card names each language's synthesiser
+BUILDER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -231,11 +233,22 @@ def build_set(
     voices: dict[str, list[Voice]],
     *,
     jobs: int = 4,
+    checker: Any = None,
 ) -> dict[str, Any]:
     """Synthesise the planned samples into ``out_dir`` (built in a temp folder, then renamed).
 
+    With ``checker`` (:class:`stylebench.dialogues.intelligibility.Checker`) every user turn is
+    transcribed and scored once all are synthesised; a turn over the checker's bound is
+    synthesised again (:data:`~stylebench.dialogues.intelligibility.RETRIES` times at most);
+    a sample with a turn still over it is spoken again by the next voice of its language (all
+    its turns, so a dialogue keeps one speaker), and the set is refused when no voice is read:
+    nothing is written to ``out_dir``.
+
     Returns:
         The set card (also written as ``set_card.json`` and ``SET_CARD.md``).
+
+    Raises:
+        Unintelligible: a user turn the ASR cannot read, with each such turn and its reason.
     """
     out_dir = Path(out_dir)
     if out_dir.exists():
@@ -268,11 +281,27 @@ def build_set(
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             samples = list(pool.map(render, plans))
+        checks: list[Any] = []
+        if checker is not None:
+            lang_voices = {lg: vs[: spec.voices_per_lang] for lg, vs in voices.items()}
+            samples, checks = _check_turns(tmp, samples, synth, lang_voices, checker)
         lines = [json.dumps(asdict(s), ensure_ascii=False, sort_keys=True) for s in samples]
         manifest = "\n".join(lines) + "\n"
         (tmp / "manifest.jsonl").write_text(manifest, encoding="utf-8")
         card = _set_card(samples, spec, synth.name, set_version, manifest)
         card["voice_notes"] = {v: voice_by_id[v].description for v in card["voices"]}
+        card["synthesizers"] = _synth_versions(synth, spec.langs)
+        if checker is not None:
+            from stylebench.dialogues.intelligibility import as_record, per_voice
+
+            card["intelligibility"] = {
+                **checker.describe(),
+                "per_voice": per_voice(checks, checker.bounds),
+            }
+            (tmp / "intelligibility.jsonl").write_text(
+                "".join(json.dumps(as_record(c), ensure_ascii=False) + "\n" for c in checks),
+                encoding="utf-8",
+            )
         (tmp / "set_card.json").write_text(
             json.dumps(card, indent=2, ensure_ascii=False), encoding="utf-8"
         )
@@ -282,6 +311,90 @@ def build_set(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return card
+
+
+def _synth_versions(synth: Any, langs: tuple[str, ...]) -> dict[str, str]:
+    """What spoke each language (engine, voice model, versions), as far as the synth says."""
+    if hasattr(synth, "versions"):
+        return dict(synth.versions(langs))
+    if hasattr(synth, "version"):
+        return {lang: str(synth.version()) for lang in langs}
+    return {lang: synth.name for lang in langs}
+
+
+def _check_turns(
+    tmp: Path,
+    samples: list[Sample],
+    synth: Synthesizer,
+    voices: dict[str, list[Voice]],
+    checker: Any,
+) -> tuple[list[Sample], list[Any]]:
+    """Transcribe every user turn; a turn over the bound is synthesised again (keeping the best
+    reading); a sample with a turn still over it is spoken again, all turns, by the next voice
+    of its language that the ASR reads; the set is refused when no voice does."""
+    from dataclasses import replace
+
+    from stylebench.dialogues.intelligibility import Unintelligible
+
+    checks, failed, out = [], [], []
+    for s in samples:
+        turns, got = _check_sample(tmp, s, s.voice, synth, voices, checker, rendered=True)
+        bad = [c for c in got if c.over(checker.bounds)]
+        voice = s.voice
+        for alt in (v.id for v in voices[s.lang] if v.id != s.voice) if bad else ():
+            turns2, got2 = _check_sample(tmp, s, alt, synth, voices, checker, rendered=False)
+            if not any(c.over(checker.bounds) for c in got2):
+                turns, voice, bad = turns2, alt, []
+                got = [replace(c, revoiced_from=s.voice) for c in got2]
+                break
+        checks += got
+        failed += bad
+        out.append(replace(s, voice=voice, turns=tuple(turns)))
+    if failed:
+        raise Unintelligible(failed, checker.bounds)
+    return out, checks
+
+
+def _check_sample(
+    tmp: Path,
+    s: Sample,
+    voice_id: str,
+    synth: Synthesizer,
+    voices: dict[str, list[Voice]],
+    checker: Any,
+    *,
+    rendered: bool,
+) -> tuple[list[UserTurn], list[Any]]:
+    """Check (and where over the bound resynthesise) every turn of ``s`` in ``voice_id``;
+    ``rendered=False`` synthesises each turn in that voice first. The wavs in ``tmp`` end as
+    the best reading of each turn."""
+    from dataclasses import replace
+
+    from stylebench.audio import load_audio
+    from stylebench.dialogues.intelligibility import RETRIES
+
+    voice = next(v for v in voices[s.lang] if v.id == voice_id)
+    turns, checks = [], []
+    for k, t in enumerate(s.turns, start=1):
+        where = {"text": t.text, "lang": s.lang, "sample_id": s.id, "turn": k, "voice": voice_id}
+        if rendered:
+            wave, sr = load_audio(tmp / t.audio)
+        else:
+            audio = synth.synthesize(t.text, voice)
+            wave, sr = audio.wave, audio.sr
+            t = replace(t, sr=sr, sha256=write_wav(tmp / t.audio, wave, sr))
+        best = checker.check(wave, sr, **where)
+        for attempt in range(2, RETRIES + 2):
+            if not best.over(checker.bounds):
+                break
+            audio = synth.synthesize(t.text, voice)
+            c = replace(checker.check(audio.wave, audio.sr, **where), attempts=attempt)
+            if c.error_rate < best.error_rate:
+                t = replace(t, sr=audio.sr, sha256=write_wav(tmp / t.audio, audio.wave, audio.sr))
+            best = replace(min(best, c, key=lambda x: x.error_rate), attempts=attempt)
+        turns.append(t)
+        checks.append(best)
+    return turns, checks
 
 
 def _set_card(

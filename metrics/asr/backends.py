@@ -84,6 +84,10 @@ class FasterWhisperASR:
             offline ASR"); :attr:`concurrency` tells a caller how many threads to use.
         beam_size: beams of the first pass (1 = greedy); always at temperature 0.
         cache_dir: cache root for joining ``"base"`` (default ``$STYLEBENCH_CACHE``).
+        language_id: run Whisper's language ID on every transcript (the ``spoken_lang`` fields;
+            one more encoder pass, about 40 % of the CPU time of a short clip); False leaves
+            them empty, for a caller that fixes the language and never reads them (the dialogue
+            set's intelligibility check).
     """
 
     backend = "faster-whisper"
@@ -98,6 +102,7 @@ class FasterWhisperASR:
         workers: int = 1,
         beam_size: int = 1,
         cache_dir: Path | None = None,
+        language_id: bool = True,
     ) -> None:
         if beam_size < 1 or cpu_threads < 0 or workers < 1:
             raise ValueError("beam_size and workers must be >= 1 and cpu_threads >= 0")
@@ -107,6 +112,7 @@ class FasterWhisperASR:
         self.cpu_threads, self.beam_size, self.cache_dir = cpu_threads, beam_size, cache_dir
         self.concurrency = workers
         self.english_only = model.endswith(".en")
+        self.language_id = language_id
         self._model: Any = None
         self._suppress: list[int] = []
         self._loading = threading.Lock()
@@ -198,7 +204,7 @@ class FasterWhisperASR:
         """``tr`` with the language Whisper hears in the first 30 s (its own language ID, one
         encoder pass): a transcript forced into the declared language may be a translation of
         speech in another one (docs/metrics.md, "Unscored replies")."""
-        if self.english_only:  # an English-only model has no language tokens
+        if self.english_only or not self.language_id:  # no language tokens, or not asked for
             return tr
         _top, _p, probs = self._load().detect_language(audio=audio)
         return with_language(tr, probs)

