@@ -38,6 +38,7 @@ from real_speech_transforms import (
     Change,
     changes,
     has_rubberband,
+    load_folder,
     load_manifest,
     load_vstyle,
     make_versions,
@@ -156,12 +157,19 @@ def run(
     cache: Path | None = None,
     corpus: str = "speech",
     every: int = 1,
+    folder: Path | None = None,
+    lang: str = "en",
 ) -> dict[str, Any]:
     """Measure every selected clip and summarise; the whole result as one JSON-ready dict."""
     from stylebench.paths import cache_root
 
     cache = cache or cache_root() / "real_speech"
-    clips = load_manifest() if corpus == "speech" else load_vstyle(every=every)
+    if corpus == "folder":
+        if folder is None:
+            raise ValueError("--corpus folder needs --folder DIR")
+        clips = load_folder(folder, lang)
+    else:
+        clips = load_manifest() if corpus == "speech" else load_vstyle(every=every)
     if clip_ids:
         unknown = set(clip_ids) - {c["id"] for c in clips}
         if unknown:
@@ -206,11 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clips", help="comma-separated clip ids (default: all)")
     ap.add_argument(
         "--corpus",
-        choices=("speech", "vstyle"),
+        choices=("speech", "vstyle", "folder"),
         default="speech",
         help="speech: the 11-clip corpus the extractors were designed on; vstyle: held-out real "
-        "model replies (shared/real_replies/vstyle) with the same known changes",
+        "model replies (shared/real_replies/vstyle) with the same known changes; folder: every "
+        "audio file of --folder, spoken in --lang (e.g. synthetic speech)",
     )
+    ap.add_argument("--folder", type=Path, help="--corpus folder: the audio files' folder")
+    ap.add_argument("--lang", choices=("en", "zh"), default="en", help="--corpus folder: language")
     ap.add_argument("--every", type=int, default=1, help="vstyle: keep every n-th reply")
     ap.add_argument("--no-asr", action="store_true", help="skip transcripts, so skip speed")
     ap.add_argument("--jobs", type=int, default=1, help="clips measured in parallel (processes)")
@@ -228,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
             cache=args.cache,
             corpus=args.corpus,
             every=args.every,
+            folder=args.folder,
+            lang=args.lang,
         )
     except (FileNotFoundError, ValueError) as exc:  # no corpus audio, an unknown clip id
         print(f"real_speech: {exc}", file=sys.stderr)

@@ -186,6 +186,37 @@ def vstyle_folder() -> Path:
     return folder
 
 
+AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg")
+
+
+def load_folder(folder: Path, lang: str) -> list[dict[str, Any]]:
+    """Every audio file of ``folder`` (sorted by name) as a corpus entry in language ``lang``:
+    the same known changes on any speech, e.g. a synthesiser's (docs/synth.md).
+
+    Raises:
+        FileNotFoundError: no audio file in ``folder``.
+    """
+    import soundfile as sf
+
+    files = sorted(p for p in Path(folder).iterdir() if p.suffix.lower() in AUDIO_SUFFIXES)
+    if not files:
+        raise FileNotFoundError(f"no audio file ({', '.join(AUDIO_SUFFIXES)}) in {folder}")
+    return [
+        {
+            "id": p.stem[:48],
+            "lang": lang,
+            "sex": "unknown",
+            "f0_class": "",
+            "style": "folder",
+            "duration_s": sf.info(str(p)).frames / sf.info(str(p)).samplerate,
+            "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+            "path": str(p),
+            "resample": True,
+        }
+        for p in files
+    ]
+
+
 def load_vstyle(min_s: float = 2.0, every: int = 1) -> list[dict[str, Any]]:
     """Held-out clips: real model replies of the VStyle page (``vstyle_folder()``), as corpus
     entries, so the same known changes can be applied to speech no rule was tuned on.
