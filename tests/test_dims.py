@@ -160,6 +160,31 @@ def test_a_transcript_faithful_to_the_text_channel_is_vouched_for():
     assert speed_key(feats) == ("spm", (), {})
 
 
+def test_a_vouched_transcript_whose_count_changes_over_the_same_words_is_doubtful():
+    """The neutral row on Piper speech: one text read three times at the same pace, each
+    transcript faithful to the text (WER <= 0.3), yet 34, 31 and 35 syllables: a +13% "change"
+    from turn 2 to 3. The same-words count test doubts vouched transcripts too, and the sample
+    is scored from the text channel (34 syllables every turn) where that is plausible."""
+    same = {"dtw_cost_prev": 0.8}
+    feats = turns(
+        feat(spm=278.5, syllables=34, text_spm=278.5, text_syllables=34, asr_text_er=0.1),
+        feat(spm=252.9, syllables=31, text_spm=277.3, text_syllables=34, asr_text_er=0.2, **same),
+        feat(spm=286.7, syllables=35, text_spm=278.5, text_syllables=34, asr_text_er=0.1, **same),
+    )
+    assert speed_key(feats) == ("text_spm", ("speed_from_text",), {})
+    assert speed_key(feats, "asr")[2] == {k: "asr_count_changed_on_same_words" for k in (1, 2, 3)}
+    # a faithful transcript corroborates its text, so a nuclei count that disagrees with the
+    # text (smooth synthetic speech has few intensity peaks) does not rule the text out
+    turn2 = {"spm": 252.9, "syllables": 31, "text_spm": 277.3, "text_syllables": 34, **same}
+    feats[2] = feat(["text_nuclei_mismatch"], asr_text_er=0.2, **turn2)
+    assert speed_key(feats) == ("text_spm", ("speed_from_text",), {})
+    # an uncorroborated text with that flag, or a text in the wrong script: unscored
+    feats[2] = feat(["text_nuclei_mismatch"], asr_text_er=0.5, **turn2)
+    assert set(speed_key(feats)[2]) == {1, 2, 3}
+    feats[2] = feat(["text_wrong_script"], asr_text_er=0.2, **turn2)
+    assert set(speed_key(feats)[2]) == {1, 2, 3}
+
+
 def test_a_turn_whose_syllables_per_nucleus_ratio_jumps_is_unscored():
     """The ASR-independent cross-check: a transcript loop multiplies the syllables an intensity
     peak carries; the same voice keeps that ratio across turns."""

