@@ -35,7 +35,9 @@ def load_or_check(root: Path, langs: tuple[str, ...]) -> tuple[list[TurnCheck], 
         checks = [TurnCheck(**{"cer": None, "ovrl": None, **r}) for r in rows if r["lang"] in langs]
         return checks, None
     t0 = time.perf_counter()
-    checks = check_set(root, Checker(), langs)
+    from stylebench.dialogues.sets import load_set
+
+    checks = check_set(root, load_set(root)[0], Checker(), langs)
     return checks, time.perf_counter() - t0
 
 

@@ -68,14 +68,10 @@ class TurnCheck:
 def char_error_rate(text: str, transcript: str) -> float:
     """Mandarin CER: edit distance over simplified Han characters (Arabic digits read as
     their numerals), divided by the text's character count; NaN for a text without any."""
-    from stylebench.metrics.fidelity import _DIGIT_NUMERALS, _HAN_OR_DIGIT, edit_distance
-    from stylebench.metrics.fidelity import to_simplified as t2s
+    from stylebench.metrics.fidelity import edit_distance, han_characters
 
-    def chars(s: str) -> list[str]:
-        return list("".join(_HAN_OR_DIGIT.findall(t2s(s))).translate(_DIGIT_NUMERALS))
-
-    ref = chars(text)
-    return edit_distance(ref, chars(transcript)) / len(ref) if ref else math.nan
+    ref = han_characters(text)
+    return edit_distance(ref, han_characters(transcript)) / len(ref) if ref else math.nan
 
 
 class Checker:
@@ -184,16 +180,16 @@ def per_voice(checks: Iterable[TurnCheck], bounds: dict[str, float]) -> dict[str
 
 
 def check_set(
-    root: Any, checker: Checker | None = None, langs: Iterable[str] = ()
+    root: Any, samples: Iterable[Any], checker: Checker | None = None, langs: Iterable[str] = ()
 ) -> list[TurnCheck]:
-    """Check every user turn of a built set (optionally of ``langs`` only), no resynthesis."""
+    """Check every user turn of a built set's ``samples`` (``stylebench.dialogues.sets.load_set``;
+    optionally of ``langs`` only), no resynthesis; the audio is read from ``root``."""
     from pathlib import Path
 
     from stylebench.audio import load_audio
-    from stylebench.dialogues.sets import load_set
 
     root = Path(root)
-    samples, _ = load_set(root)
+    langs = tuple(langs)
     checker = checker or Checker()
     out = []
     for s in samples:

@@ -82,6 +82,12 @@ def tokens(text: str, lang: str) -> list[str]:
     raise ValueError(f"transcript fidelity supports en and zh, not {lang!r}")
 
 
+def han_characters(text: str) -> list[str]:
+    """The simplified Han characters of ``text``, Arabic digits read as their numerals (the
+    units of a Mandarin character error rate)."""
+    return list("".join(_HAN_OR_DIGIT.findall(to_simplified(text))).translate(_DIGIT_NUMERALS))
+
+
 def edit_distance(ref: list[str], hyp: list[str]) -> int:
     """Levenshtein distance (substitutions, insertions, deletions all cost 1).
 
