@@ -165,9 +165,7 @@ def run(
 
     cache = cache or cache_root() / "real_speech"
     if corpus == "folder":
-        if folder is None:
-            raise ValueError("--corpus folder needs --folder DIR")
-        clips = load_folder(folder, lang)
+        clips = load_folder(folder or Path("."), lang)
     else:
         clips = load_manifest() if corpus == "speech" else load_vstyle(every=every)
     if clip_ids:
@@ -230,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         "--cache", type=Path, help="cache folder (default $STYLEBENCH_CACHE/real_speech)"
     )
     args = ap.parse_args(argv)
+    if args.corpus == "folder" and args.folder is None:
+        ap.error("--corpus folder needs --folder DIR")
     ids = [c.strip() for c in args.clips.split(",") if c.strip()] if args.clips else None
     try:
         result = run(
