@@ -53,6 +53,7 @@ demo: setup
 test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) scripts/typecheck.py
 	$(PY) -m pytest -q
 	$(MAKE) floor-check
 

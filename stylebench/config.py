@@ -14,7 +14,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from stylebench.caption_config import CaptionConfig
 from stylebench.errors import BadValue, MissingFile
@@ -80,32 +80,71 @@ def _score_post_init(self: Any) -> None:
         )
 
 
-#: Just-noticeable thresholds and confidence intervals (stage score): one field per dimension,
-#: named, defaulted and explained by its :class:`~stylebench.metrics.dims.base.Dimension`
-ScoreConfig = dataclasses.make_dataclass(
-    "ScoreConfig",
-    [(d.threshold_field, float, option(d.default_threshold, d.threshold_help)) for d in in_order()]
-    + [("n_boot", int, option(2000, "bootstrap resamples for CIs"))]
-    + [
-        (
-            "min_quality",
-            float | None,
-            option(
-                None,
-                "leave replies whose DNSMOS OVRL is under this (1-5) unscored on every dimension "
-                "(reason low_quality); no gate by default",
-                metavar="OVRL",
-                kind="number",
-            ),
-        )
-    ],
-    namespace={
-        "__post_init__": _score_post_init,
-        "__doc__": "Just-noticeable thresholds and confidence intervals (stage score).",
-        "__module__": __name__,
-    },
-    frozen=True,
-)
+if TYPE_CHECKING:
+
+    class ScoreConfig:
+        """What a type checker reads for the class built below (tests/test_typing.py checks the
+        fields against it), frozen."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        @property
+        def speed_pct(self) -> float: ...
+        @property
+        def volume_db(self) -> float: ...
+        @property
+        def pitch_st(self) -> float: ...
+        @property
+        def emotion_delta(self) -> float: ...
+        @property
+        def expressiveness_st(self) -> float: ...
+        @property
+        def n_boot(self) -> int: ...
+        @property
+        def min_quality(self) -> float | None: ...
+
+        def __init__(
+            self,
+            *,
+            speed_pct: float = ...,
+            volume_db: float = ...,
+            pitch_st: float = ...,
+            emotion_delta: float = ...,
+            expressiveness_st: float = ...,
+            n_boot: int = ...,
+            min_quality: float | None = ...,
+        ) -> None: ...
+
+else:
+    #: Just-noticeable thresholds and confidence intervals (stage score): one field per dimension,
+    #: named, defaulted and explained by its :class:`~stylebench.metrics.dims.base.Dimension`
+    ScoreConfig = dataclasses.make_dataclass(
+        "ScoreConfig",
+        [
+            (d.threshold_field, float, option(d.default_threshold, d.threshold_help))
+            for d in in_order()
+        ]
+        + [("n_boot", int, option(2000, "bootstrap resamples for CIs"))]
+        + [
+            (
+                "min_quality",
+                float | None,
+                option(
+                    None,
+                    "leave replies whose DNSMOS OVRL is under this (1-5) unscored on every dimension "
+                    "(reason low_quality); no gate by default",
+                    metavar="OVRL",
+                    kind="number",
+                ),
+            )
+        ],
+        namespace={
+            "__post_init__": _score_post_init,
+            "__doc__": "Just-noticeable thresholds and confidence intervals (stage score).",
+            "__module__": __name__,
+        },
+        frozen=True,
+    )
 
 
 @dataclass(frozen=True)

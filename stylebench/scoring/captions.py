@@ -78,7 +78,7 @@ def caption_cells(
                 c["labels"].append(v.label)
     out = []
     for (dim, direction, lang, pair), c in sorted(
-        cells.items(), key=lambda kv: cell_sort_key(*kv[0], "")
+        cells.items(), key=lambda kv: cell_sort_key(kv[0][0], kv[0][1], kv[0][2], kv[0][3], "")
     ):
         labels, want = c["labels"], WANTED[direction]
         decided = [100.0 if x == want else 0.0 for x in labels if x in DECIDED]
@@ -145,12 +145,10 @@ def acoustic_agreement(
             want = WANTED[s.direction]
             for key in (s.dim, "all"):
                 r = rows.setdefault(key, ([], [], [], []))
-                (
-                    r[0].append(ac),
-                    r[1].append(v.label),
-                    r[2].append(str(ac == want)),
-                    r[3].append(str(v.label == want)),
-                )
+                r[0].append(ac)
+                r[1].append(v.label)
+                r[2].append(str(ac == want))
+                r[3].append(str(v.label == want))
     return {
         k: {"direction": _kappa(r[0], r[1]), "valid": _kappa(r[2], r[3])}
         for k, r in sorted(rows.items())
@@ -174,7 +172,8 @@ def human_agreement(
             and v.label in to
             and r.get("majority") in ("later", "earlier")
         ):
-            x.append(r["majority"]), y.append(to[v.label])
+            x.append(r["majority"])
+            y.append(to[v.label])
     return _kappa(x, y)
 
 

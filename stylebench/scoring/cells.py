@@ -21,13 +21,16 @@ import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from stylebench.metrics.dims.base import all_dims, dimension, in_order
 from stylebench.records import DIMS, DIRECTIONS, PAIRS, TURNS
 from stylebench.scoring.bootstrap import bootstrap_ci, check_boot
+
+if TYPE_CHECKING:
+    from stylebench.config import ScoreConfig
 
 # Relative tolerance so that a change of exactly one threshold (e.g. b/a = 2**(1/12)) is not lost to
 # floating-point rounding in log2/log10.
@@ -95,7 +98,7 @@ class TurnScore:
 def _thresholds_post_init(self: Any) -> None:
     for d in all_dims():
         v = getattr(self, d.threshold_field)
-        if not (isinstance(v, Real) and math.isfinite(v) and v >= 0):
+        if not (isinstance(v, Real) and math.isfinite(float(v)) and float(v) >= 0):
             raise ValueError(
                 f"Thresholds.{d.threshold_field} must be a finite number >= 0, got {v!r}"
             )
@@ -106,25 +109,58 @@ def _for_dim(self: Any, dim: str) -> float:
     return getattr(self, dimension(dim).threshold_field)
 
 
-#: Just-noticeable change per dim, in its perceptual unit: one field per registered dimension
-#: (its ``threshold_field``, default its ``default_threshold``), the same names as ScoreConfig's
-Thresholds = dataclasses.make_dataclass(
-    "Thresholds",
-    [
-        (d.threshold_field, float, field(default_factory=lambda d=d: d.default_threshold))
-        for d in in_order()
-    ],
-    namespace={
-        "__post_init__": _thresholds_post_init,
-        "for_dim": _for_dim,
-        "__doc__": "Just-noticeable change per dim, in perceptual units (one field per dim).",
-        "__module__": __name__,
-    },
-    frozen=True,
-)
+if TYPE_CHECKING:
+
+    class Thresholds:
+        """What a type checker reads for the class built below: the built-in dimensions' fields
+        (tests/test_typing.py checks them against the registry), frozen, and ``for_dim``."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        @property
+        def speed_pct(self) -> float: ...
+        @property
+        def volume_db(self) -> float: ...
+        @property
+        def pitch_st(self) -> float: ...
+        @property
+        def emotion_delta(self) -> float: ...
+        @property
+        def expressiveness_st(self) -> float: ...
+
+        def __init__(
+            self,
+            *,
+            speed_pct: float = ...,
+            volume_db: float = ...,
+            pitch_st: float = ...,
+            emotion_delta: float = ...,
+            expressiveness_st: float = ...,
+        ) -> None: ...
+
+        def for_dim(self, dim: str) -> float: ...
+
+else:
+    #: Just-noticeable change per dim, in its perceptual unit: one field per registered dimension
+    #: (its ``threshold_field``, default its ``default_threshold``), the same names as
+    #: ScoreConfig's. Built from the registry, so an extension dimension adds its own field.
+    Thresholds = dataclasses.make_dataclass(
+        "Thresholds",
+        [
+            (d.threshold_field, float, field(default_factory=lambda d=d: d.default_threshold))
+            for d in in_order()
+        ],
+        namespace={
+            "__post_init__": _thresholds_post_init,
+            "for_dim": _for_dim,
+            "__doc__": "Just-noticeable change per dim, in perceptual units (one field per dim).",
+            "__module__": __name__,
+        },
+        frozen=True,
+    )
 
 
-def thresholds_from(score_cfg: Any) -> Any:
+def thresholds_from(score_cfg: ScoreConfig) -> Thresholds:
     """The :class:`Thresholds` of a run's ``score`` config section."""
     return Thresholds(
         **{d.threshold_field: getattr(score_cfg, d.threshold_field) for d in all_dims()}
@@ -353,6 +389,6 @@ def score_cells(
     cells = []
     for (dim, direction, lang, group), members in groups.items():
         for pair in PAIRS:
-            key = (dim, direction, lang, f"{pair[0]}-{pair[1]}", group)
-            cells.append(aggregate_cell(key, members, pair, thresholds, boot))
+            cell_key = (dim, direction, lang, f"{pair[0]}-{pair[1]}", group)
+            cells.append(aggregate_cell(cell_key, members, pair, thresholds, boot))
     return sorted(cells, key=lambda c: cell_sort_key(c.dim, c.direction, c.lang, c.pair, c.group))

@@ -118,7 +118,7 @@ def agreement_with_humans(
     ties = sum(1 for k in auto if human.get(k) == "tie")
     if not keys:
         return {"n_pairs": 0, "n_human_ties": ties, "percent": None, "kappa": None}
-    h, m = [human[k] for k in keys], [auto[k] for k in keys]
+    h, m = [str(human[k]) for k in keys], [auto[k] for k in keys]
     kappa = cohen_kappa(h, m)
     return {
         "n_pairs": len(keys),

@@ -45,14 +45,14 @@ def _group_rows(
     per = {s.id: {k: _scores(features, (s.id, k)) for k in TURNS} for s in members}
     turns = []
     for k in TURNS:
-        ok = [v[k] for v in per.values() if v[k] is not None]
+        ok = [x for v in per.values() if (x := v[k]) is not None]
         row: dict[str, Any] = {"group": label, "turn": k}
         for name in SCORES:
             row[name] = _r(sum(x[name] for x in ok) / len(ok)) if ok else None
         turns.append({**row, "n_ok": len(ok), "n": len(members)})
     changes = []
     for a, b in PAIRS:
-        both = [(v[a], v[b]) for v in per.values() if v[a] is not None and v[b] is not None]
+        both = [(x, y) for v in per.values() if (x := v[a]) is not None and (y := v[b]) is not None]
         row = {"group": label, "pair": f"{a}-{b}"}
         for name in SCORES:
             diffs = [y[name] - x[name] for x, y in both]

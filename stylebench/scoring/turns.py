@@ -65,15 +65,18 @@ def turn_score(
     its score carries the dimension's informational flags and the sample's ``extra`` ones.
     """
     dim = dimension(sample.dim)
-    value, error, flags = None, None, ()
+    value: float | None = None
+    error: str | None = None
+    flags: tuple[str, ...] = ()
+    got = values.get(turn)
     if feat.status != "ok":
         error = "features: " + _first_line(feat.error)
-    elif isinstance(values.get(turn), str):
-        error = str(values[turn])
-    elif turn not in values:
+    elif isinstance(got, str):
+        error = got
+    elif got is None:
         error = f"{sample.dim}: no score (not measured)"
     else:
-        value = values[turn]
+        value = got
         flags = tuple(f for f in feat.flags if f in dim.flags) + tuple(extra)
     return TurnScore(
         sample.id,
