@@ -12,7 +12,7 @@ Human VSP, per (dim, direction, lang, group, pair), over the samples at least on
 judged on that pair: a sample's *majority* is ``later`` when more kept raters chose the later turn
 as stronger, ``earlier`` when fewer, ``tie`` otherwise. It is *valid* when the majority is
 ``later`` for intensify or ``earlier`` for attenuate; a tie is not valid. VSP = 100 * valid /
-judged, with a percentile bootstrap CI (``stylebench.scoring.bootstrap.bootstrap_ci``).
+judged, with a percentile bootstrap CI (``stylebench.scoring.vsp.total_vsp``).
 Agreement (kept raters, sample items only; checks excluded) is in :mod:`stylebench.ratings.stats`.
 """
 
@@ -37,8 +37,8 @@ from stylebench.ratings.stats import (
     pairwise_agreement,
     transpose,
 )
-from stylebench.scoring.bootstrap import bootstrap_ci
 from stylebench.scoring.cells import cell_sort_key
+from stylebench.scoring.vsp import round_vsp, total_vsp
 from stylebench.store import RunStore
 
 SUMMARY_FORMAT = "stylebench-ratings-summary/1"
@@ -200,9 +200,11 @@ def summarize(
     out_cells = []
     for k in sorted(cells, key=lambda k: cell_sort_key(*k)):
         rows = cells[k]
-        judged = [100.0 * r["valid"] for r in rows if r["valid"] is not None]
+        total = total_vsp(
+            (r["valid"] for r in rows if r["valid"] is not None), n_boot=n_boot, seed=seed
+        )
+        vsp, vsp_ci = round_vsp(total)
         deltas = [r["intensity_change"] for r in rows if r["intensity_change"] is not None]
-        ci = bootstrap_ci(judged, n_boot=n_boot, seed=seed)
         out_cells.append(
             {
                 "dim": k[0],
@@ -210,10 +212,10 @@ def summarize(
                 "lang": k[2],
                 "pair": k[3],
                 "group": k[4],
-                "vsp": round(sum(judged) / len(judged), 2) if judged else None,
-                "vsp_ci": None if ci is None else [round(ci[0], 2), round(ci[1], 2)],
+                "vsp": vsp,
+                "vsp_ci": vsp_ci,
                 "n": len(rows),
-                "n_judged": len(judged),
+                "n_judged": total.n_decided,
                 "n_valid": sum(r["valid"] is True for r in rows),
                 "n_tie": sum(r["majority"] == "tie" for r in rows),
                 "intensity_change_mean": round(sum(deltas) / len(deltas), 3) if deltas else None,

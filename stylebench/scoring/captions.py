@@ -5,7 +5,7 @@ Per (dim, direction, lang, pair) cell, over the samples whose two captions were 
 - *valid*: the caption judge's verdict is the instructed direction (``increased`` for intensify,
   ``decreased`` for attenuate);
 - ``vsp`` = 100 * valid / decided, where decided verdicts are increased, decreased or same; its CI
-  is the percentile bootstrap of the 0/100 indicator (:func:`.bootstrap.bootstrap_ci`);
+  is the percentile bootstrap of the 0/100 indicator (:func:`.vsp.total_vsp`);
 - ``vsp_all`` = 100 * valid / ok verdicts (``cannot_tell`` and ``unparseable`` count as not valid);
 - ``tie_rate`` = share of ok verdicts that are ``same``, ``cannot_tell_rate`` and
   ``unparseable_rate`` likewise; failed comparisons are counted in ``errors``, in no rate.
@@ -33,9 +33,9 @@ from stylebench.records import (
     Key,
     Sample,
 )
-from stylebench.scoring.bootstrap import bootstrap_ci
 from stylebench.scoring.cells import Thresholds, TurnScore, cell_sort_key, perceptual_change
 from stylebench.scoring.emotion import cohen_kappa
+from stylebench.scoring.vsp import round_vsp, total_vsp
 
 if TYPE_CHECKING:
     from stylebench.config import RunConfig
@@ -81,9 +81,9 @@ def caption_cells(
         cells.items(), key=lambda kv: cell_sort_key(kv[0][0], kv[0][1], kv[0][2], kv[0][3], "")
     ):
         labels, want = c["labels"], WANTED[direction]
-        decided = [100.0 if x == want else 0.0 for x in labels if x in DECIDED]
+        total = total_vsp((x == want for x in labels if x in DECIDED), n_boot=n_boot, seed=seed)
+        vsp, vsp_ci = round_vsp(total)
         n_valid = labels.count(want)
-        ci = bootstrap_ci(decided, n_boot=n_boot, seed=seed)
         out.append(
             {
                 "dim": dim,
@@ -92,10 +92,10 @@ def caption_cells(
                 "pair": pair,
                 "n": c["n"],
                 "n_ok": len(labels),
-                "n_decided": len(decided),
+                "n_decided": total.n_decided,
                 "n_valid": n_valid,
-                "vsp": round(sum(decided) / len(decided), 2) if decided else None,
-                "vsp_ci": None if ci is None else [round(ci[0], 2), round(ci[1], 2)],
+                "vsp": vsp,
+                "vsp_ci": vsp_ci,
                 "vsp_all": round(100.0 * n_valid / len(labels), 2) if labels else None,
                 "tie_rate": _rate(labels.count("same"), len(labels)),
                 "cannot_tell_rate": _rate(labels.count("cannot_tell"), len(labels)),

@@ -28,6 +28,7 @@ import numpy as np
 from stylebench.metrics.dims.base import all_dims, dimension, in_order
 from stylebench.records import DIMS, DIRECTIONS, PAIRS, TURNS
 from stylebench.scoring.bootstrap import bootstrap_ci, check_boot
+from stylebench.scoring.vsp import total_vsp
 
 if TYPE_CHECKING:
     from stylebench.config import ScoreConfig
@@ -318,7 +319,7 @@ def aggregate_cell(
     label of its own (``stylebench pairs`` pools both directions of a dim as ``"all"``); one
     cell should still hold one dim, whose scale its changes are on.
     """
-    valid, indicator, signed, changes = [], [], [], []  # |rel| if valid; 0/100; rel; perceptual
+    valid, verdicts, signed, changes = [], [], [], []  # |rel| if valid; bool; rel; perceptual
     errors: dict[str, int] = {}
     n_flagged = 0
     for sample in members:
@@ -331,20 +332,20 @@ def aggregate_cell(
         a, b = ta.value, tb.value
         dim = sample.dim
         ok_valid = is_valid(dim, sample.direction, a, b, thresholds)
-        indicator.append(100.0 if ok_valid else 0.0)
+        verdicts.append(ok_valid)
         signed.append(relative_change(dim, a, b))
         changes.append(perceptual_change(dim, a, b))
         if ok_valid:
             valid.append(abs(relative_change(dim, a, b)))
         n_flagged += bool(ta.flags or tb.flags)
-    n, n_ok = len(members), len(indicator)
+    n, vsp = len(members), total_vsp(verdicts, **boot)
     return Cell(
         *key,
         n=n,
-        n_ok=n_ok,
-        n_valid=len(valid),
-        vsp=_mean(indicator),
-        vsp_ci=bootstrap_ci(indicator, **boot),
+        n_ok=vsp.n_decided,
+        n_valid=vsp.n_valid,
+        vsp=vsp.vsp,
+        vsp_ci=vsp.vsp_ci,
         vsp_all=100.0 * len(valid) / n if n else None,
         svd=_mean(valid),
         svd_ci=bootstrap_ci(valid, **boot),
