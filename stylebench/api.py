@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stylebench.errors import MissingExtra
+from stylebench.records import JUDGEMENTS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -214,7 +215,7 @@ def load_run(path: Path | str) -> RunFrames:
     verdicts = [
         {c: getattr(r, c, None) for c in VERDICT_COLUMNS if c != "sample_id"}
         | {"sample_id": r.sample_id}
-        for r in scored.records["judge"].values()
+        for r in scored.records.of(JUDGEMENTS).values()
     ]
     return RunFrames(
         scored,

@@ -13,7 +13,7 @@ import json
 import math
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 Status = Literal["ok", "error"]
 Key = tuple[str, int]  # (sample_id, turn) of a stage record
@@ -234,15 +234,48 @@ class CaptionVerdictRecord:
     elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
 
 
-RECORD_TYPES: dict[str, type] = {
-    "respond": RespondRecord,
-    "transcribe": TranscriptRecord,
-    "features": FeatureRecord,
-    "judge": JudgeRecord,
-    "probe": ProbeRecord,
-    "caption": CaptionRecord,
-    "caption_judge": CaptionVerdictRecord,
-}
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class RecordKind(Generic[R]):
+    """A stage's records: its file (``<name>.jsonl``), its key in a run's records, and its type.
+
+    ``RunRecords.of(FEATURES)`` is a ``dict[Key, FeatureRecord]`` to a type checker, so a stage
+    that hands transcripts where features are expected fails the check (scripts/typecheck.py).
+    """
+
+    name: str
+    type: type[R]
+
+
+RESPONSES = RecordKind("respond", RespondRecord)
+TRANSCRIPTS = RecordKind("transcribe", TranscriptRecord)
+FEATURES = RecordKind("features", FeatureRecord)
+JUDGEMENTS = RecordKind("judge", JudgeRecord)
+PROBE_SCORES = RecordKind("probe", ProbeRecord)
+CAPTIONS = RecordKind("caption", CaptionRecord)
+CAPTION_VERDICTS = RecordKind("caption_judge", CaptionVerdictRecord)
+#: every stage's records, in the order the stages run
+RECORD_KINDS: tuple[RecordKind[Any], ...] = (
+    RESPONSES,
+    TRANSCRIPTS,
+    FEATURES,
+    JUDGEMENTS,
+    PROBE_SCORES,
+    CAPTIONS,
+    CAPTION_VERDICTS,
+)
+RECORD_TYPES: dict[str, type] = {k.name: k.type for k in RECORD_KINDS}
+
+
+class RunRecords(dict[str, dict[Key, Any]]):
+    """A run's current records by stage name; :meth:`of` reads one stage's, typed."""
+
+    def of(self, kind: RecordKind[R]) -> dict[Key, R]:
+        """The records of ``kind``'s stage (``KeyError`` when this holds none for it: a stage
+        that reads records it did not declare as an input fails at once)."""
+        return self[kind.name]
 
 
 @dataclass(frozen=True)

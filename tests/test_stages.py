@@ -10,7 +10,7 @@ from stylebench.config import make_config
 from stylebench.pipeline import stages
 from stylebench.pipeline.runner import measure
 from stylebench.pipeline.stages import RESPOND, STAGES, stage_spec, with_inputs
-from stylebench.records import RECORD_TYPES
+from stylebench.records import JUDGEMENTS, RECORD_TYPES
 
 
 def test_specs_name_record_types_and_read_only_earlier_stages():
@@ -19,7 +19,8 @@ def test_specs_name_record_types_and_read_only_earlier_stages():
     assert set(names) | {RESPOND} == set(RECORD_TYPES)
     cfg = make_config()
     for i, spec in enumerate(STAGES):
-        assert set(spec.inputs) <= {RESPOND, *names[:i]}, spec.name
+        assert set(spec.input_names) <= {RESPOND, *names[:i]}, spec.name
+        assert spec.records.type is RECORD_TYPES[spec.name], spec.name
         assert hasattr(cfg, spec.section), spec.section
     assert with_inputs(["caption"]) == {"caption", "features", "transcribe"}
     with pytest.raises(KeyError, match="no stage 'captions'; the stages are transcribe"):
@@ -62,6 +63,8 @@ def test_the_runner_loops_over_the_specs_and_hands_on_declared_inputs(tmp_path, 
         seen["records"] = dict(ctx.records)
         with pytest.raises(KeyError):
             ctx.records["judge"]  # not declared: not handed on
+        with pytest.raises(KeyError):
+            ctx.records.of(JUDGEMENTS)
         return stages.Built(Nothing(), {"said": "hello"})
 
     spec = dataclasses.replace(stage_spec("features"), build=build)

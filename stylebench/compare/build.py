@@ -18,6 +18,7 @@ from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
 from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import dimension
+from stylebench.records import FEATURES
 from stylebench.scoring.cells import cell_dict, cell_sort_key, score_cells
 
 CLUSTERS = ("none", "content", "voice")
@@ -79,7 +80,7 @@ def _quality(
     changes: list[dict[str, Any]] = []
     for r in runs:
         samples = [s for s in r.scored.samples if s.id in shared]
-        block = quality_block(samples, r.scored.records["features"], **boot)
+        block = quality_block(samples, r.scored.records.of(FEATURES), **boot)
         turns += [{"model": r.label, **t} for t in block["turns"] if t["group"] == ALL]
         changes += [{"model": r.label, **c} for c in block["changes"] if c["group"] == ALL]
     return {"turns": turns, "changes": changes}

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from stylebench.records import TRANSCRIPTS
+
 if TYPE_CHECKING:
     from stylebench.compare.load import RunData
 
@@ -100,7 +102,7 @@ def sample_section(
         ]
         for t in turns:
             rep = run.scored.replies.get((sid, t))
-            tr = run.scored.records["transcribe"].get((sid, t))
+            tr = run.scored.records.of(TRANSCRIPTS).get((sid, t))
             src = audio_src(run, getattr(rep, "audio", "") or "") if rep is not None else None
             player = (
                 f'<audio controls preload="none" src="{escape(src, quote=True)}"></audio>'

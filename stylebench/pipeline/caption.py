@@ -21,7 +21,16 @@ from typing import Any, ClassVar
 from stylebench.errors import BadValue
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit, is_ok
-from stylebench.records import PAIRS, TURNS, CaptionRecord, CaptionVerdictRecord, Key, Sample
+from stylebench.records import (
+    PAIRS,
+    TURNS,
+    CaptionRecord,
+    CaptionVerdictRecord,
+    FeatureRecord,
+    Key,
+    RespondRecord,
+    Sample,
+)
 
 CAPTION_STAGE_VERSION = "1"
 
@@ -49,7 +58,7 @@ def build(
 
 
 def dim_values(
-    samples: Sequence[Sample], features: Mapping[Key, Any], ctx: Any
+    samples: Sequence[Sample], features: Mapping[Key, FeatureRecord], ctx: Any
 ) -> dict[Key, dict[str, float]]:
     """Per ok reply, its score on each acoustic dimension (what the features captioner reads)."""
     from stylebench.metrics.captions.features import caption_dims
@@ -77,11 +86,11 @@ class CaptionStage:
         self,
         store: Any,
         samples: Sequence[Sample],
-        replies: Mapping[Key, Any],
+        replies: Mapping[Key, RespondRecord],
         captioner: Any,
         instructions: Mapping[str, Any],
         *,
-        features: Mapping[Key, Any] | None = None,
+        features: Mapping[Key, FeatureRecord] | None = None,
         values: Mapping[Key, dict[str, float]] | None = None,
         strict: bool = False,
         chunk: int = 32,
@@ -184,7 +193,7 @@ class CaptionJudgeStage:
     def __init__(
         self,
         samples: Sequence[Sample],
-        captions: Mapping[Key, Any],
+        captions: Mapping[Key, CaptionRecord],
         judge: Any,
         *,
         cache: Any = None,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stylebench.errors import BadValue
-from stylebench.records import PAIRS, CaptionRecord, Key, Sample
+from stylebench.records import CAPTIONS, PAIRS, CaptionRecord, Key, Sample
 
 if TYPE_CHECKING:
     from stylebench.pipeline.scored import ScoredRun
@@ -47,7 +47,8 @@ def _ties(
         for x, y in PAIRS:
             va, vb = scores.get((s.id, x)), scores.get((s.id, y))
             if va is not None and vb is not None:
-                a.append(va), b.append(vb)
+                a.append(va)
+                b.append(vb)
     return {"n_pairs": len(a), "tie_rate": tie_rate(a, b, decimals)}
 
 
@@ -55,7 +56,7 @@ def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
     from stylebench.pipeline.commands import open_stored, score_stored
 
     scored = score_stored(open_stored(run_dir), only=("caption",))  # no judge needed
-    caps = {k: c for k, c in scored.records["caption"].items() if c.status == "ok"}
+    caps = {k: c for k, c in scored.records.of(CAPTIONS).items() if c.status == "ok"}
     if not caps:
         raise BadValue(f"{run_dir} has no ok captions: run it with --captioner first")
     cfg = scored.cfg

@@ -113,7 +113,7 @@ def judge_entry(cfg: RunConfig) -> dict[str, Any]:
     return (
         {"backend": cfg.judge.judge, "skipped": why}
         if why
-        else gate.make_judge(cfg.judge).describe()
+        else gate.required_judge(cfg.judge).describe()
     )
 
 

@@ -25,7 +25,7 @@ from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
 from stylebench.pipeline.stage import PROVENANCE, Unit
-from stylebench.records import TURNS, FeatureRecord, Key, Sample
+from stylebench.records import TURNS, FeatureRecord, Key, RespondRecord, Sample, TranscriptRecord
 from stylebench.store import RunStore
 
 #: the respond record's ``raw`` key a wrapper sets when its reply stopped at the model's token
@@ -44,8 +44,8 @@ class FeaturesStage:
         self,
         store: RunStore,
         samples: Sequence[Sample],
-        replies: Mapping[Key, Any],
-        transcripts: Mapping[Key, Any],
+        replies: Mapping[Key, RespondRecord],
+        transcripts: Mapping[Key, TranscriptRecord],
         cfg: FeatureConfig,
         *,
         strict: bool = False,

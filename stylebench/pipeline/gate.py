@@ -34,6 +34,18 @@ def _judge_key(jc: JudgeConfig) -> str:
     return json.dumps(fields, default=str)
 
 
+def required_judge(jc: JudgeConfig) -> Any:
+    """:func:`make_judge` where a judge must exist (the judge stage runs only when one is set).
+
+    Raises:
+        ValueError: ``--judge none``.
+    """
+    judge = make_judge(jc)
+    if judge is None:
+        raise ValueError("no relevance judge is set (--judge none)")
+    return judge
+
+
 def make_judge(jc: JudgeConfig) -> Any | None:
     """The judge named by ``jc.judge``; ``None`` for ``"none"``.
 

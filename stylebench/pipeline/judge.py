@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
-from stylebench.records import TURNS, JudgeRecord, Key, Sample
+from stylebench.records import TURNS, JudgeRecord, Key, RespondRecord, Sample, TranscriptRecord
 
 JUDGE_STAGE_VERSION = "1"
 SRD_TURN = 1
@@ -30,8 +30,8 @@ MRD_TURN = 0
 
 def sample_inputs(
     samples: Sequence[Sample],
-    replies: Mapping[Key, Any],
-    transcripts: Mapping[Key, Any] | None,
+    replies: Mapping[Key, RespondRecord],
+    transcripts: Mapping[Key, TranscriptRecord] | None,
     max_error: float | None = None,
 ) -> dict[str, tuple[str, dict[int, str]]]:
     """Per sample, what the judge reads: ``(source, {turn: reply text})``.
@@ -65,7 +65,7 @@ def sample_inputs(
 
 
 def language_notes(
-    samples: Sequence[Sample], transcripts: Mapping[Key, Any] | None
+    samples: Sequence[Sample], transcripts: Mapping[Key, TranscriptRecord] | None
 ) -> dict[Key, str]:
     """Per reply whose speech the ASR hears in another language than the sample's
     (:func:`stylebench.metrics.validity.language_mismatch`), the note the judge is given: the
@@ -77,7 +77,7 @@ def language_notes(
         for k in TURNS:
             t = (transcripts or {}).get((s.id, k))
             spoken = getattr(t, "spoken_lang", "") if t is not None and t.status == "ok" else ""
-            if spoken and language_mismatch(s.lang, spoken, t.declared_lang_p):
+            if spoken and t is not None and language_mismatch(s.lang, spoken, t.declared_lang_p):
                 out[(s.id, k)] = (
                     f"speech recognition heard this reply spoken in another language "
                     f"({spoken}), not {s.lang}: the assistant text is its translation"

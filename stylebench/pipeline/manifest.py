@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+from collections.abc import Mapping
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
@@ -44,11 +45,15 @@ def stored_identity(manifest: dict[str, Any]) -> Identity:
     if "identity" in manifest:
         ident = manifest["identity"]
         return Identity(ident["model"], DecodeConfig(**ident["decode"]))
-    config = manifest.get("config", {})
+    config: Mapping[str, Any] = manifest.get("config", {})
     names = DecodeConfig.__dataclass_fields__
-    decode = config.get("decode") if isinstance(config.get("decode"), dict) else config
-    decode = {k: v for k, v in decode.items() if k in names}
-    described = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
+    section: Mapping[str, Any] = (
+        config["decode"] if isinstance(config.get("decode"), dict) else config
+    )
+    decode = {k: v for k, v in section.items() if k in names}
+    described: Mapping[str, Any] = (
+        manifest["model"] if isinstance(manifest.get("model"), dict) else {}
+    )
     model = {k: v for k, v in described.items() if k != "decode_effective"}
     return Identity.of(model, DecodeConfig(**decode))
 

@@ -233,13 +233,13 @@ def finish_sample(
         if k in costs:
             p["values"]["dtw_cost_prev"] = costs[k]
         try:
-            values, flags = _finish_reply(p, transcripts.get(k), lang)
-            out[k] = values, vad_flags[k] + flags
+            values, reply_flags = _finish_reply(p, transcripts.get(k), lang)
         except ValueError as exc:
             out[k] = f"ValueError: {exc}"
             continue
+        flags = vad_flags[k] + reply_flags
+        out[k] = values, flags
         text = (texts or {}).get(k, "").strip()
-        values = out[k][0]
         if text and values.get("span_s", 0) > 0:
             from stylebench.metrics import rate
             from stylebench.metrics.validity import text_doubts
@@ -250,7 +250,7 @@ def finish_sample(
                 values["text_spm"] = rate.syllables_per_minute(syl, values["span_s"])
             active = values.get("active_s", 0.0)
             doubts = text_doubts(text, lang, syl, active, values.get("nuclei"))
-            out[k][1].extend(f for f in doubts if f not in out[k][1])
+            flags.extend(f for f in doubts if f not in flags)
         tr = transcripts.get(k)
         if text and tr is not None and tr.status == "ok":
             from stylebench.metrics.fidelity import transcript_error_rate
@@ -260,8 +260,8 @@ def finish_sample(
                 values["asr_text_er"] = er
         from stylebench.metrics.validity import blocking_flags, voicing_flags
 
-        whole = blocking_flags(values, out[k][1]) + voicing_flags(values)
-        out[k][1].extend(f for f in whole if f not in out[k][1])
+        whole = blocking_flags(values, flags) + voicing_flags(values)
+        flags.extend(f for f in whole if f not in flags)
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
-from stylebench.records import Key, ProbeRecord
+from stylebench.records import Key, ProbeRecord, RespondRecord
 from stylebench.registry import LazyRegistry
 from stylebench.store import RunStore
 
@@ -36,7 +36,7 @@ class ProbeStage:
     def __init__(
         self,
         store: RunStore,
-        replies: Mapping[Key, Any],
+        replies: Mapping[Key, RespondRecord],
         emotion_ids: set[str],
         probe: tuple[str, str],
         get_probe: Callable[[], Any],

@@ -95,9 +95,11 @@ def read_meta(root: Path) -> dict[str, Any]:
     for key, (kind, _) in META_KEYS.items():
         if key in data and not isinstance(data[key], kind):
             raise BadValue(f"{path}: {key!r} must be a JSON {kind.__name__}, got {data[key]!r}")
-    kind = data.get("history_kind")
-    if kind is not None and kind not in HISTORY_KINDS:
-        raise BadValue(f"{path}: 'history_kind' must be one of {list(HISTORY_KINDS)}, got {kind!r}")
+    history_kind = data.get("history_kind")
+    if history_kind is not None and history_kind not in HISTORY_KINDS:
+        raise BadValue(
+            f"{path}: 'history_kind' must be one of {list(HISTORY_KINDS)}, got {history_kind!r}"
+        )
     return data
 
 

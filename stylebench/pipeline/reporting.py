@@ -7,6 +7,7 @@ from typing import Any
 
 from stylebench.config import RunConfig
 from stylebench.pipeline.scored import ScoredRun
+from stylebench.records import CAPTION_VERDICTS, CAPTIONS, FEATURES
 from stylebench.scoring.cells import TurnScore
 
 
@@ -94,8 +95,8 @@ def report(scored: ScoredRun) -> dict[str, Any]:
     captions, caption_notes = caption_report_block(
         samples,
         cfg,
-        records["caption"],
-        records["caption_judge"],
+        records.of(CAPTIONS),
+        records.of(CAPTION_VERDICTS),
         caption_describe(info),
         turn_scores,
         scored.thresholds,
@@ -147,7 +148,7 @@ def quality_report_block(scored: ScoredRun) -> dict[str, Any]:
     cfg = scored.cfg
     block = quality_block(
         scored.samples,
-        scored.records["features"],
+        scored.records.of(FEATURES),
         n_boot=cfg.score.n_boot,
         seed=cfg.decode.seed,
     )
@@ -158,7 +159,7 @@ def quality_report_block(scored: ScoredRun) -> dict[str, Any]:
     )
     block["min_quality"] = cfg.score.min_quality
     if block["measured"] == 0:
-        ok = any(f.status == "ok" for f in scored.records["features"].values())
+        ok = any(f.status == "ok" for f in scored.records.of(FEATURES).values())
         if not cfg.measure.quality:
             block["note"] = "speech quality not measured (--no-quality)"
         elif not ok:

@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from stylebench.config import RunConfig
 from stylebench.errors import BadValue
@@ -37,8 +37,8 @@ _RUN_FIELDS = RunConfig.__dataclass_fields__  # the limits' defaults are the con
 class ReplyLimits:
     """What one reply may carry; beyond it the reply is an error record that says so."""
 
-    max_chars: int = _RUN_FIELDS["max_reply_chars"].default
-    max_seconds: float = _RUN_FIELDS["max_reply_s"].default
+    max_chars: int = cast(int, _RUN_FIELDS["max_reply_chars"].default)
+    max_seconds: float = cast(float, _RUN_FIELDS["max_reply_s"].default)
 
 
 @dataclass(frozen=True)
@@ -146,6 +146,7 @@ class RespondJob:
                     if rec is None or rec.status != "error":
                         yield ReplyOut(RespondRecord(s.id, k, "error", fp, error=broken))
                     continue
+                path: Path | None
                 if rec is not None and rec.status == "ok":
                     path = self.reply_audio[k].local(tmp)
                 else:

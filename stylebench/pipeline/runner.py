@@ -21,7 +21,7 @@ from stylebench.executors.base import Executor
 from stylebench.pipeline.stage import run_stage
 from stylebench.pipeline.stages import RESPOND, STAGES, StageInputs, with_inputs
 from stylebench.pipeline.timings import Invocation, clocked
-from stylebench.records import Key, RespondRecord, Sample
+from stylebench.records import Key, RespondRecord, RunRecords, Sample
 from stylebench.store import RunStore
 
 
@@ -34,7 +34,7 @@ class Measured:
     what each stage that ran did.
     """
 
-    records: dict[str, dict[Key, Any]]
+    records: RunRecords
     info: dict[str, dict[str, Any]] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -62,7 +62,7 @@ def measure(
     ``timings`` clocks each stage that runs into that invocation's ``timings.jsonl`` lines.
     """
     wanted = None if only is None else with_inputs(list(only))
-    out = Measured({RESPOND: replies, **{spec.name: {} for spec in STAGES}})
+    out = Measured(RunRecords({RESPOND: replies, **{spec.name: {} for spec in STAGES}}))
     kw = {"compute": compute, "strict": cfg.strict, "progress": progress}
     for spec in STAGES:
         if (wanted is not None and spec.name not in wanted) or not spec.runs(cfg, samples):
@@ -72,7 +72,7 @@ def measure(
                 store,
                 samples,
                 cfg,
-                {name: out.records[name] for name in spec.inputs},
+                RunRecords({name: out.records[name] for name in spec.input_names}),
                 compute,
                 manifest,
             )

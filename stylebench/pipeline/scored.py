@@ -21,8 +21,16 @@ from stylebench.metrics.dims.base import ScoreContext
 from stylebench.pipeline import gate
 from stylebench.pipeline.runner import Measured
 from stylebench.pipeline.score_config import score_context, thresholds_of
-from stylebench.pipeline.stages import RESPOND
-from stylebench.records import Key, RespondRecord, Sample
+from stylebench.records import (
+    FEATURES,
+    JUDGEMENTS,
+    PROBE_SCORES,
+    RESPONSES,
+    Key,
+    RespondRecord,
+    RunRecords,
+    Sample,
+)
 from stylebench.scoring.cells import Cell, Thresholds, TurnScore, score_cells
 from stylebench.scoring.emotion import ProbeScores, probe_scores
 from stylebench.store import RunStore
@@ -54,13 +62,13 @@ class ScoredRun:
     majority: list[dict[str, Any]] | None
 
     @property
-    def records(self) -> Mapping[str, Mapping[Key, Any]]:
+    def records(self) -> RunRecords:
         """Every stage's current records, by stage name (``"respond"`` = the replies)."""
         return self.measured.records
 
     @property
     def replies(self) -> Mapping[Key, RespondRecord]:
-        return self.measured.records[RESPOND]
+        return self.measured.records.of(RESPONSES)
 
     @cached_property
     def cells(self) -> tuple[Cell, ...]:
@@ -80,7 +88,7 @@ class ScoredRun:
         """Per ok reply, its score on each acoustic dimension (what captions are read against)."""
         from stylebench.pipeline.caption import dim_values
 
-        return dim_values(self.samples, self.records["features"], self.context)
+        return dim_values(self.samples, self.records.of(FEATURES), self.context)
 
 
 def score_run(
@@ -103,17 +111,17 @@ def score_run(
         manifest = store.read_manifest() if store.exists() else {}
     ctx = score_context(cfg)
     records = measured.records
-    turn_scores = collect_turn_scores(samples, records[RESPOND], records["features"], ctx)
+    turn_scores = collect_turn_scores(samples, records.of(RESPONSES), records.of(FEATURES), ctx)
     judge = measured.info.get("judge") or {}
     relevance, exclude, notes = gate.gate_report(
-        cfg, samples, judge.get("describe"), records["judge"], judge.get("inputs") or {}
+        cfg, samples, judge.get("describe"), records.of(JUDGEMENTS), judge.get("inputs") or {}
     )
     probe = None
     if cfg.emotion.emotion_probe != "none" and any(s.dim == "emotion" for s in samples):
         probe = probe_scores(
             samples,
-            records[RESPOND],
-            records["probe"],
+            records.of(RESPONSES),
+            records.of(PROBE_SCORES),
             Thresholds(emotion_delta=cfg.emotion.probe_delta),
         )
     return ScoredRun(

@@ -19,10 +19,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeGuard, TypeVar
 
 from stylebench.records import Key, error_record
 from stylebench.store import RunStore
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,9 @@ class PortableStage(Stage, Protocol):
     ) -> Iterable[Any]: ...
 
 
-def is_ok(record: Any) -> bool:
-    return record is not None and record.status == "ok"
+def is_ok(record: R | None) -> TypeGuard[R]:
+    """The record exists and is ok (a type checker then knows it is not ``None``)."""
+    return record is not None and getattr(record, "status", None) == "ok"
 
 
 def timed(records: Iterable[Any]) -> Iterator[Any]:
@@ -191,13 +194,14 @@ def run_stage(
         else ((u, stage.compute(u, done)) for u in todo)
     )
     clock, records_s = _Clock(), 0.0
+    caught: tuple[type[BaseException], ...] = (*stage.errors, WorkerLost)
     for unit, records in clock.wrap(pairs):
         bar.update(1)
         try:
             for rec in clock.wrap(timed(records)):
                 if _keep(store, stage.name, rec, done, counts):
                     records_s += rec.elapsed_s
-        except (*stage.errors, WorkerLost) as exc:
+        except caught as exc:
             if strict:
                 raise
             message = f"{type(exc).__name__}: {exc}"

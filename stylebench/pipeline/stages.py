@@ -25,7 +25,18 @@ from stylebench.metrics.dims.base import dimension
 from stylebench.pipeline import gate
 from stylebench.pipeline.measure import FeatureConfig
 from stylebench.pipeline.stage import Stage
-from stylebench.records import Key, Sample
+from stylebench.records import (
+    CAPTION_VERDICTS,
+    CAPTIONS,
+    FEATURES,
+    JUDGEMENTS,
+    PROBE_SCORES,
+    RESPONSES,
+    TRANSCRIPTS,
+    RecordKind,
+    RunRecords,
+    Sample,
+)
 from stylebench.store import RunStore
 
 if TYPE_CHECKING:
@@ -33,7 +44,7 @@ if TYPE_CHECKING:
 
 #: the replies: the records every later stage starts from (made by ``RespondStage``, which needs
 #: the model and so runs in :func:`stylebench.pipeline.commands.run`, not in this list)
-RESPOND = "respond"
+RESPOND = RESPONSES.name
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,7 @@ class StageInputs:
     store: RunStore
     samples: Sequence[Sample]
     cfg: RunConfig
-    records: Mapping[str, Mapping[Key, Any]]
+    records: RunRecords
     #: False: collect current records only (``stylebench report``, ``compare``)
     compute: bool
     #: the run's manifest, as already read (used when only collecting); ``None``: not read yet
@@ -64,14 +75,23 @@ class Built:
 class StageSpec:
     """One stage as data (see the module docstring)."""
 
-    name: str
-    inputs: tuple[str, ...]
+    #: its records: file name, key in a run's records, record type
+    records: RecordKind[Any]
+    inputs: tuple[RecordKind[Any], ...]
     #: the ``RunConfig`` section with its settings (whose fields are its CLI flags)
     section: str
     runs: Callable[[RunConfig, Sequence[Sample]], bool]
     build: Callable[[StageInputs], Built]
     #: its units are computed by ``--executor`` (else in this process)
     on_executor: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.records.name
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.inputs)
 
 
 def feature_config(cfg: RunConfig) -> FeatureConfig:
@@ -123,7 +143,7 @@ def _transcribe(ctx: StageInputs) -> Built:
     spec = AsrSpec(m.asr, m.asr_model, ex.asr_device, workers=workers, cores=n)
     stage = TranscribeStage(
         ctx.store,
-        ctx.records[RESPOND],
+        ctx.records.of(RESPONSES),
         {s.id: s.lang for s in ctx.samples},
         (m.asr, m.asr_model),
         functools.cache(spec),
@@ -142,8 +162,8 @@ def _features(ctx: StageInputs) -> Built:
     stage = FeaturesStage(
         ctx.store,
         ctx.samples,
-        ctx.records[RESPOND],
-        ctx.records["transcribe"],
+        ctx.records.of(RESPONSES),
+        ctx.records.of(TRANSCRIPTS),
         feature_config(ctx.cfg),
         strict=ctx.cfg.strict,
     )
@@ -160,7 +180,7 @@ def _probe(ctx: StageInputs) -> Built:
     probe = (ctx.cfg.emotion.emotion_probe, ctx.cfg.emotion.probe_model)
     stage = ProbeStage(
         ctx.store,
-        ctx.records[RESPOND],
+        ctx.records.of(RESPONSES),
         _emotion_ids(ctx.samples),
         probe,
         functools.cache(lambda: PROBES.load(probe[0])(probe[1])),
@@ -188,12 +208,12 @@ def _caption(ctx: StageInputs) -> Built:
     instructions = {d: load_instruction(d, cc.caption_prompt) for d in dims}
     extra: dict[str, Any] = {}
     if offline:
-        features = ctx.records["features"]
+        features = ctx.records.of(FEATURES)
         extra = {"features": features, "values": dim_values(samples, features, score_context(cfg))}
     stage = CaptionStage(
         ctx.store,
         samples,
-        ctx.records[RESPOND],
+        ctx.records.of(RESPONSES),
         captioner,
         instructions,
         strict=cfg.strict,
@@ -235,7 +255,7 @@ def _caption_judge(ctx: StageInputs) -> Built:
     )
     cache = _cache(cc.caption_judge != "lexicon" and cfg.judge.judge_cache and ctx.compute)
     stage = CaptionJudgeStage(
-        ctx.samples, ctx.records["caption"], judge, cache=cache, strict=cfg.strict
+        ctx.samples, ctx.records.of(CAPTIONS), judge, cache=cache, strict=cfg.strict
     )
     return Built(stage, {"judge": judge.describe()}, None if cache is None else cache.close)
 
@@ -244,10 +264,10 @@ def _judge(ctx: StageInputs) -> Built:
     from stylebench.pipeline.judge import JudgeStage, language_notes, plan_requests, sample_inputs
 
     cfg = ctx.cfg
-    judge = gate.make_judge(cfg.judge)  # built once per process and settings
+    judge = gate.required_judge(cfg.judge)  # built once per process and settings
     desc = judge.describe()
-    heard = ctx.records["transcribe"] if gate.reads_transcripts(cfg) else None
-    inputs = sample_inputs(ctx.samples, ctx.records[RESPOND], heard, gate.max_error(cfg))
+    heard = ctx.records.of(TRANSCRIPTS) if gate.reads_transcripts(cfg) else None
+    inputs = sample_inputs(ctx.samples, ctx.records.of(RESPONSES), heard, gate.max_error(cfg))
     requests = plan_requests(ctx.samples, inputs, desc, language_notes(ctx.samples, heard))
     cache = _cache(cfg.judge.judge_cache and ctx.compute)
     stage = JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict)
@@ -258,45 +278,45 @@ def _judge(ctx: StageInputs) -> Built:
 #: the stages after respond, in the order they run
 STAGES: tuple[StageSpec, ...] = (
     StageSpec(
-        "transcribe",
-        (RESPOND,),
+        TRANSCRIPTS,
+        (RESPONSES,),
         "measure",
         lambda cfg, samples: cfg.measure.asr != "none",
         _transcribe,
         on_executor=True,
     ),
     StageSpec(
-        "features",
-        (RESPOND, "transcribe"),
+        FEATURES,
+        (RESPONSES, TRANSCRIPTS),
         "measure",
         lambda cfg, samples: True,
         _features,
         on_executor=True,
     ),
     StageSpec(
-        "probe",
-        (RESPOND,),
+        PROBE_SCORES,
+        (RESPONSES,),
         "emotion",
         lambda cfg, samples: cfg.emotion.emotion_probe != "none" and bool(_emotion_ids(samples)),
         _probe,
     ),
     StageSpec(
-        "caption",
-        (RESPOND, "features"),
+        CAPTIONS,
+        (RESPONSES, FEATURES),
         "caption",
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption,
     ),
     StageSpec(
-        "caption_judge",
-        ("caption",),
+        CAPTION_VERDICTS,
+        (CAPTIONS,),
         "caption",
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption_judge,
     ),
     StageSpec(
-        "judge",
-        (RESPOND, "transcribe"),
+        JUDGEMENTS,
+        (RESPONSES, TRANSCRIPTS),
         "judge",
         lambda cfg, samples: gate.skip_reason(cfg) is None,
         _judge,
@@ -325,5 +345,5 @@ def with_inputs(names: Sequence[str]) -> set[str]:
         if name == RESPOND or name in out:
             continue
         out.add(name)
-        todo.extend(stage_spec(name).inputs)
+        todo.extend(stage_spec(name).input_names)
     return out

@@ -32,7 +32,7 @@ from stylebench.audio import AudioError, load_audio
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import PROVENANCE, Unit
-from stylebench.records import Key, TranscriptRecord
+from stylebench.records import Key, RespondRecord, TranscriptRecord
 from stylebench.registry import LazyRegistry
 from stylebench.store import RunStore
 
@@ -141,7 +141,7 @@ class TranscribeStage:
     def __init__(
         self,
         store: RunStore,
-        replies: Mapping[Key, Any],
+        replies: Mapping[Key, RespondRecord],
         lang_of: Mapping[str, str],
         asr: tuple[str, str],
         get_asr: Callable[[], Any],
@@ -311,8 +311,8 @@ def _record(key: Key, fp: str, tr: Any, raw: dict[str, Any]) -> TranscriptRecord
 
 
 def current_transcripts(
-    replies: Mapping[Key, Any],
-    transcripts: Mapping[Key, Any],
+    replies: Mapping[Key, RespondRecord],
+    transcripts: Mapping[Key, TranscriptRecord],
     asr: tuple[str, str] | None,
     machine: Mapping[str, str] | None = None,
 ) -> dict[Key, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stylebench.records import TURNS, Key, Sample
+from stylebench.records import TURNS, FeatureRecord, Key, Sample
 from stylebench.scoring.bootstrap import bootstrap_ci
 
 #: the DNSMOS scores, as the report names them, and their feature keys
@@ -29,7 +29,7 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(float(x), 3)
 
 
-def _scores(features: Mapping[Key, Any], key: Key) -> dict[str, float] | None:
+def _scores(features: Mapping[Key, FeatureRecord], key: Key) -> dict[str, float] | None:
     f = features.get(key)
     if f is None or f.status != "ok" or SCORES["ovrl"] not in f.values:
         return None
@@ -39,7 +39,7 @@ def _scores(features: Mapping[Key, Any], key: Key) -> dict[str, float] | None:
 def _group_rows(
     label: str,
     members: Sequence[Sample],
-    features: Mapping[Key, Any],
+    features: Mapping[Key, FeatureRecord],
     boot: Mapping[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     per = {s.id: {k: _scores(features, (s.id, k)) for k in TURNS} for s in members}
@@ -65,7 +65,7 @@ def _group_rows(
 
 def quality_block(
     samples: Sequence[Sample],
-    features: Mapping[Key, Any],
+    features: Mapping[Key, FeatureRecord],
     *,
     n_boot: int = 2000,
     seed: int = 0,
