@@ -76,3 +76,21 @@ def test_the_runner_loops_over_the_specs_and_hands_on_declared_inputs(tmp_path, 
     assert out.records["features"] == {} and out.info == {"features": {"said": "hello"}}
     assert list(out.counts) == ["features"]  # transcribe did not run: no counts, no records
     assert out.records["transcribe"] == {}
+
+
+def test_backend_options_are_the_section_fields_of_that_backend() -> None:
+    """Each stage's backend options are fields of its own config section, prefixed like it, so
+    `stylebench score --judge X` drops exactly the stored run's options of the old judge."""
+    import dataclasses as dc
+
+    from stylebench.config import SECTIONS
+
+    for spec in STAGES:
+        fields = {f.name for f in dc.fields(SECTIONS[spec.section])}
+        for backend, options in spec.backend_options:
+            assert backend in fields, (spec.name, backend)
+            assert set(options) <= fields, (spec.name, set(options) - fields)
+            stem = backend.removesuffix("er")  # captioner -> caption_*
+            assert all(o.startswith(stem + "_") for o in options), (spec.name, options)
+    names = {b for s in STAGES for b, _ in s.backend_options}
+    assert names == {"judge", "captioner", "caption_judge"}

@@ -37,7 +37,7 @@ from stylebench.pipeline.respond_job import ModelSpec
 from stylebench.pipeline.runner import measure
 from stylebench.pipeline.scored import ScoredRun, score_run
 from stylebench.pipeline.stage import run_stage
-from stylebench.pipeline.stages import RESPOND
+from stylebench.pipeline.stages import RESPOND, STAGES
 from stylebench.pipeline.timings import Invocation
 from stylebench.records import Key, RespondRecord, Sample
 from stylebench.store import LOCK_NAME, RunStore
@@ -302,31 +302,14 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     store = RunStore(run_dir)
     manifest = read_run_manifest(store)
     base = flatten(manifest["config"])
-    if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
-        for key in (
-            "judge_model",
-            "judge_url",
-            "judge_args",
-            "judge_prompt",
-            "judge_prompt_srd",
-            "judge_prompt_mrd",
-        ):
-            base.pop(key, None)
-    for name, options in (
-        ("captioner", ("caption_model", "caption_url", "caption_args")),
-        (
-            "caption_judge",
-            (
-                "caption_judge_model",
-                "caption_judge_url",
-                "caption_judge_args",
-                "caption_judge_prompt",
-            ),
-        ),
-    ):
-        if overrides.get(name) not in (None, base.get(name)):  # another backend: drop its options
-            for key in options:
-                base.pop(key, None)
+    for spec in STAGES:
+        for name, options in spec.backend_options:
+            if overrides.get(name) not in (
+                None,
+                base.get(name),
+            ):  # another backend: drop its options
+                for key in options:
+                    base.pop(key, None)
     for key in WHERE_IT_RAN:  # where the stored run's work ran is not where this one runs
         base.pop(key, None)
     cfg = resolve_config(overrides, base=base)

@@ -84,6 +84,9 @@ class StageSpec:
     build: Callable[[StageInputs], Built]
     #: its units are computed by ``--executor`` (else in this process)
     on_executor: bool = False
+    #: (backend option, the options that belong to that backend): re-scoring a run with another
+    #: backend drops the stored run's options of the old one (``stylebench score --judge ...``)
+    backend_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def name(self) -> str:
@@ -306,6 +309,7 @@ STAGES: tuple[StageSpec, ...] = (
         "caption",
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption,
+        backend_options=(("captioner", ("caption_model", "caption_url", "caption_args")),),
     ),
     StageSpec(
         CAPTION_VERDICTS,
@@ -313,6 +317,17 @@ STAGES: tuple[StageSpec, ...] = (
         "caption",
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption_judge,
+        backend_options=(
+            (
+                "caption_judge",
+                (
+                    "caption_judge_model",
+                    "caption_judge_url",
+                    "caption_judge_args",
+                    "caption_judge_prompt",
+                ),
+            ),
+        ),
     ),
     StageSpec(
         JUDGEMENTS,
@@ -320,6 +335,19 @@ STAGES: tuple[StageSpec, ...] = (
         "judge",
         lambda cfg, samples: gate.skip_reason(cfg) is None,
         _judge,
+        backend_options=(
+            (
+                "judge",
+                (
+                    "judge_model",
+                    "judge_url",
+                    "judge_args",
+                    "judge_prompt",
+                    "judge_prompt_srd",
+                    "judge_prompt_mrd",
+                ),
+            ),
+        ),
     ),
 )
 
