@@ -161,3 +161,14 @@ def test_renderers_unchanged_by_the_move():
         "to_json": "1ed5348e719f76ca0cf36eb8dbb92eec9660b4d3e069bf4f59248bca6bdaa21f",
         "to_csv": "4b059af173b2a7544fcd806a30c2e283283c5a5806ea94715e5b0dd05bc3dca7",
     }
+
+
+def test_every_report_section_resolves_and_shows_only_with_its_block() -> None:
+    from stylebench.report.sections import SECTIONS
+
+    for sec in SECTIONS:
+        assert sec.markdown({"notes": [], "cells": []}) == [] or sec.key is None, sec.render
+    notes = next(s for s in SECTIONS if s.render.endswith(":notes_markdown"))
+    assert notes.markdown({"notes": ["a < b"]})[:2] == ["## Notes", ""]
+    timing = next(s for s in SECTIONS if s.key == "timings")
+    assert timing.when_present and not timing.whole

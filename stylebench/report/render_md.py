@@ -10,13 +10,8 @@ from typing import Any
 
 from stylebench.metrics.dims.base import in_order
 from stylebench.report.md_text import dim_table, md_escape
-from stylebench.report.sections.captions import captions_markdown
-from stylebench.report.sections.emotion import emotion_markdown
-from stylebench.report.sections.human import human_markdown
-from stylebench.report.sections.quality import quality_markdown
-from stylebench.report.sections.relevance import banner_markdown, relevance_markdown
-from stylebench.report.sections.timings import timings_markdown
-from stylebench.report.sections.unscored import unscored_markdown
+from stylebench.report.sections import SECTIONS
+from stylebench.report.sections.relevance import banner_markdown
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -53,19 +48,6 @@ def to_markdown(report: dict[str, Any]) -> str:
         cells = [c for c in report["cells"] if c["dim"] == dim]
         if cells:
             lines += dim_table(dim, cells, mark)
-    lines += unscored_markdown(report)  # why pairs have no score, if any
-    if report.get("quality"):  # DNSMOS per turn and its change from turn 1
-        lines += quality_markdown(report["quality"])
-    if "judge" in report:  # relevance verdicts and the gate
-        lines += relevance_markdown(report)
-    if report.get("human"):  # imported listening-test ratings
-        lines += human_markdown(report["human"])
-    if report.get("emotion_scores"):  # which emotion scores are human, probe or prosodic
-        lines += emotion_markdown(report["emotion_scores"])
-    if report.get("captions"):  # the captioning probe
-        lines += captions_markdown(report["captions"])
-    if report.get("notes"):
-        lines += ["## Notes", "", *(f"- {md_escape(n)}" for n in report["notes"]), ""]
-    if "timings" in report:  # provenance, only where asked (report --timings), never in the files
-        lines += timings_markdown(report["timings"])
+    for section in SECTIONS:  # the optional sections, in order
+        lines += section.markdown(report)
     return "\n".join(lines)
