@@ -153,8 +153,8 @@ def plan_samples(spec: BuildSpec, voices: dict[str, list[Voice]]) -> list[dict[s
         for dim in spec.dims:
             if dim not in phr:
                 raise ValueError(f"phrasings_{lang}.json has no phrasings for dim {dim!r}")
-            if dim == "emotion":
-                plans += _plan_emotion(spec, lang, lang_voices, phr["emotion"], rng)
+            if dimension(dim).groups:
+                plans += _plan_groups(spec, dim, lang, lang_voices, phr[dim], rng)
                 continue
             for direction in DIRECTIONS:
                 # the same content pool serves every acoustic cell; a fresh order per cell
@@ -182,18 +182,21 @@ def plan_samples(spec: BuildSpec, voices: dict[str, list[Voice]]) -> list[dict[s
     return plans
 
 
-def _plan_emotion(
+def _plan_groups(
     spec: BuildSpec,
+    dim: str,
     lang: str,
     lang_voices: list[Voice],
     phr: dict[str, Any],
     rng: np.random.Generator,
 ) -> list[dict[str, Any]]:
-    """Emotion samples of one language: per (emotion, direction), ``per_cell`` pool items in a
-    fresh random order; ``{emotion}`` in a phrasing becomes the emotion's name in ``lang``."""
-    unknown = sorted(set(spec.emotions) - set(EMOTIONS))
+    """Samples of a grouped dimension (emotion) in one language: per (group, direction),
+    ``per_cell`` items of the group from the dimension's pool, in a fresh random order;
+    ``{emotion}`` in a phrasing becomes the group's name in ``lang``."""
+    groups = dimension(dim).groups
+    unknown = sorted(set(spec.emotions) - set(groups))
     if unknown:
-        raise ValueError(f"unknown emotions {unknown}; choose from {', '.join(EMOTIONS)}")
+        raise ValueError(f"unknown emotions {unknown}; choose from {', '.join(groups)}")
     pool = load_emotion_pool(lang)
     plans = []
     for emotion in spec.emotions:
@@ -208,8 +211,8 @@ def _plan_emotion(
                 item = items[order[i % len(order)]]
                 plans.append(
                     {
-                        "id": f"emotion-{direction}-{lang}-{emotion}-{i:04d}",
-                        "dim": "emotion",
+                        "id": f"{dim}-{direction}-{lang}-{emotion}-{i:04d}",
+                        "dim": dim,
                         "direction": direction,
                         "lang": lang,
                         "emotion": emotion,

@@ -84,9 +84,11 @@ if TYPE_CHECKING:
 
     class ScoreConfig:
         """What a type checker reads for the class built below (tests/test_typing.py checks the
-        fields against it), frozen."""
+        fields against it), frozen; an extension dimension's threshold reads as a float."""
 
         __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __getattr__(self, name: str) -> float: ...
 
         @property
         def speed_pct(self) -> float: ...
@@ -96,8 +98,6 @@ if TYPE_CHECKING:
         def pitch_st(self) -> float: ...
         @property
         def emotion_delta(self) -> float: ...
-        @property
-        def expressiveness_st(self) -> float: ...
         @property
         def n_boot(self) -> int: ...
         @property
@@ -110,9 +110,9 @@ if TYPE_CHECKING:
             volume_db: float = ...,
             pitch_st: float = ...,
             emotion_delta: float = ...,
-            expressiveness_st: float = ...,
             n_boot: int = ...,
             min_quality: float | None = ...,
+            **extensions: float,
         ) -> None: ...
 
 else:

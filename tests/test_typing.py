@@ -54,10 +54,12 @@ def test_declared_fields_match_the_built_class(module: str, name: str, extra: li
     mod = importlib.import_module(module.removesuffix(".py").replace("/", "."))
     built = [f.name for f in dataclasses.fields(getattr(mod, name))]
     props, params = _declared(ROOT / module, name)
-    builtin = [d.threshold_field for d in in_order()]
-    assert sorted(built) == sorted(builtin + extra)
-    assert sorted(props) == sorted(built), f"{name}: declared properties drifted from the fields"
-    assert sorted(params) == sorted(built), f"{name}: declared __init__ drifted from the fields"
+    # the paper's dimensions are declared; an extension's field is named only in its own module
+    # (tests/test_dims.py), so the checker reads it through __getattr__ / **extensions
+    paper = [d.threshold_field for d in in_order() if d.paper]
+    assert set(paper) <= set(built) and set(extra) <= set(built)
+    assert sorted(props) == sorted(paper + extra), f"{name}: declared properties drifted"
+    assert sorted(params) == sorted(paper + extra), f"{name}: declared __init__ drifted"
 
 
 def test_thresholds_defaults_and_for_dim_come_from_the_registry() -> None:

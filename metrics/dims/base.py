@@ -123,6 +123,22 @@ class Dimension(ABC):
     #: where it comes in prose and settings (captions, the thresholds line and fields, the
     #: extractors): lower first; the registry's own order is the order of report cells
     order: ClassVar[int] = 9
+    #: its samples come in named groups (the emotion a sample asks for, ``Sample.emotion``):
+    #: the dialogue builder plans each group's cells from the dimension's content pool, and
+    #: compare's paper tables give VSP per group and turn pair (the paper's Table 3)
+    groups: ClassVar[tuple[str, ...]] = ()
+    #: the automatic probe (``--emotion-probe``, a speech emotion recogniser) scores its replies
+    probed: ClassVar[bool] = False
+    #: people rate it in a listening test (the report's human block); the caption probe's
+    #: verdicts are then compared with their majority
+    rated_by_humans: ClassVar[bool] = False
+    #: why ``stylebench pairs`` cannot score it from two files (said when a table names it)
+    files_note: ClassVar[str] = ""
+
+    def calibration_notes(self, model: str) -> list[str]:
+        """The report's notes on what calibration model ``model`` means on this dimension (for
+        a run with samples of it); none by default."""
+        return []
 
     @abstractmethod
     def change(self, a: float, b: float) -> float:

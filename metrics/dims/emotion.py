@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import F0_BLOCKING, Dimension, ScoreContext, TurnValues
+from stylebench.records import EMOTIONS
 
 #: the index is made of pitch, level and rate: a reply blocked for any of them has no index
 BLOCKING = F0_BLOCKING
@@ -72,6 +73,24 @@ class Emotion(Dimension):
     change_is_relative: ClassVar[bool] = True
     order: ClassVar[int] = 3
     caption_prompt: ClassVar[str] = "intensity of the expressed emotion"
+    groups: ClassVar[tuple[str, ...]] = EMOTIONS
+    probed: ClassVar[bool] = True
+    rated_by_humans: ClassVar[bool] = True
+    files_note: ClassVar[str] = (
+        "emotion is scored from ratings or a probe, not from a file's features"
+    )
+
+    def calibration_notes(self, model: str) -> list[str]:
+        """What the calibration rows mean on emotion."""
+        if model == "reference":
+            return [
+                "reference on emotion is a prosodic approximation: it changes only rate (x1.1), "
+                "level (3 dB) and pitch (1.5 st) per turn, on the emotion's arousal side; it is "
+                "not emotional speech, so its prosodic VSP is near 100% by construction"
+            ]
+        if model == "neutral":
+            return ["neutral on emotion: its prosodic VSP is the index's false-positive rate"]
+        return []
 
     def style(
         self, direction: str, steps: int, size: float | None = None, emotion: str = ""

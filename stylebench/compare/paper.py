@@ -61,19 +61,21 @@ def _by(
     ]
 
 
-def _human_rows(run: RunData, shared: set[str], group: str, pair: str) -> list[PairOutcome] | None:
+def _human_rows(
+    run: RunData, shared: set[str], dim: str, group: str, pair: str
+) -> list[PairOutcome] | None:
     majority = run.scored.majority if run.scored.human else None
     if not majority:
         return None
     rows = [
         PairOutcome(
             r["sample_id"],
-            ("emotion", r["direction"], r["lang"], pair, group),
+            (dim, r["direction"], r["lang"], pair, group),
             ok=r["valid"] is not None,
             valid=bool(r["valid"]),
         )
         for r in majority
-        if r["dim"] == "emotion"
+        if r["dim"] == dim
         and r["group"] == group
         and r["pair"] == pair
         and r["sample_id"] in shared
@@ -81,10 +83,12 @@ def _human_rows(run: RunData, shared: set[str], group: str, pair: str) -> list[P
     return rows or None
 
 
-def _emotion(
-    run: RunData, per_out: Mapping, shared: set[str], boot: dict[str, Any]
+def _groups(
+    run: RunData, dim: str, per_out: Mapping, shared: set[str], boot: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    groups = sorted({k[4] for k in per_out if k[0] == "emotion"})
+    """Per group (emotion) and pair of a grouped dimension: VSP from the human majority when a
+    listening test was imported, else the probe's when it ran, else the dimension's own score."""
+    groups = sorted({k[4] for k in per_out if k[0] == dim})
     probe_out, probe = None, run.scored.probe
     if probe is not None:
         shown = [t for t in probe.turn_scores if t.sample_id in shared]
@@ -92,11 +96,11 @@ def _emotion(
     out = []
     for group in groups:
         for pair in PAIR_NAMES:
-            rows, source = _human_rows(run, shared, group, pair), "human"
+            rows, source = _human_rows(run, shared, dim, group, pair), "human"
             if rows is None and probe_out is not None:
-                rows, source = _by(probe_out, "emotion", pair, group), "probe"
+                rows, source = _by(probe_out, dim, pair, group), "probe"
             if rows is None:
-                rows, source = _by(per_out, "emotion", pair, group), "prosodic"
+                rows, source = _by(per_out, dim, pair, group), "prosodic"
             stats = pooled(rows, boot)
             if source == "human":
                 stats["svd"] = stats["svd_ci"] = None  # a majority vote has no magnitude
@@ -167,6 +171,7 @@ def paper_tables(
             ret.append(
                 {"model": run.label, "dim": dim, **(retention(per_out, dim, boot) or {"n": 0})}
             )
-        if "emotion" in present:
-            emo += _emotion(run, per_out, shared, boot)
+        for dim in present:  # the grouped dimensions (emotion): per group, the paper's Table 3
+            if dimension(dim).groups:
+                emo += _groups(run, dim, per_out, shared, boot)
     return {"relevance": rel, "dims": dims, "emotion": emo, "retention": ret}

@@ -35,7 +35,7 @@ from stylebench.pipeline.files import (
     file_dims,
     measure_samples,
 )
-from stylebench.records import DIRECTIONS, LANGS
+from stylebench.records import DIMS, DIRECTIONS, LANGS
 from stylebench.scoring.cells import TurnScore, is_valid, perceptual_change, relative_change
 from stylebench.scoring.pairs import PairCell, pair_cells
 from stylebench.scoring.turns import turn_score
@@ -127,11 +127,8 @@ def parse_pairs(
         }
         where = f"{source} {word} {line}"
         if cell["dim"] not in dims:
-            why = (
-                " (emotion is scored from ratings or a probe, not from a file's features)"
-                if cell["dim"] == "emotion"
-                else ""
-            )
+            note = dimension(cell["dim"]).files_note if cell["dim"] in DIMS else ""
+            why = f" ({note})" if note else ""
             raise BadValue(
                 f"{where}, column dim: {cell['dim']!r} is not one of {', '.join(dims)}{why}"
             )

@@ -7,7 +7,7 @@ from typing import Any
 
 from stylebench.config import RunConfig
 from stylebench.pipeline.scored import ScoredRun
-from stylebench.records import CAPTION_VERDICTS, CAPTIONS, FEATURES
+from stylebench.records import CAPTION_VERDICTS, CAPTIONS, FEATURES, Sample
 from stylebench.scoring.cells import TurnScore
 
 
@@ -75,13 +75,12 @@ def report(scored: ScoredRun) -> dict[str, Any]:
     from stylebench.report.build import ReportMeta
     from stylebench.report.write import write_reports
     from stylebench.scoring.captions import caption_report_block
-    from stylebench.scoring.emotion import emotion_notes, emotion_report_block
+    from stylebench.scoring.emotion import emotion_report_block
 
     cfg, samples, turn_scores = scored.cfg, scored.samples, scored.turn_scores
     m = cfg.measure
     notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
-    if any(s.dim == "emotion" for s in samples):
-        notes += emotion_notes(cfg.model)
+    notes += dimension_notes(samples, cfg.model)
     notes += scored.gate_notes
     speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
     if speed_ids:
@@ -137,6 +136,15 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         },
     )
     return write_reports(scored.root, meta, scored.cells, turn_scores, exclude=scored.exclude)
+
+
+def dimension_notes(samples: Sequence[Sample], model: str) -> list[str]:
+    """What calibration model ``model`` means on each dimension of the run
+    (``Dimension.calibration_notes``), in the registry's order."""
+    from stylebench.metrics.dims.base import in_order
+
+    present = {s.dim for s in samples}
+    return [n for d in in_order() if d.name in present for n in d.calibration_notes(model)]
 
 
 def quality_report_block(scored: ScoredRun) -> dict[str, Any]:

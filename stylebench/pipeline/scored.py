@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig
-from stylebench.metrics.dims.base import ScoreContext
+from stylebench.metrics.dims.base import ScoreContext, dimension
 from stylebench.pipeline import gate
 from stylebench.pipeline.runner import Measured
 from stylebench.pipeline.score_config import score_context, thresholds_of
@@ -117,7 +117,7 @@ def score_run(
         cfg, samples, judge.get("describe"), records.of(JUDGEMENTS), judge.get("inputs") or {}
     )
     probe = None
-    if cfg.emotion.emotion_probe != "none" and any(s.dim == "emotion" for s in samples):
+    if cfg.emotion.emotion_probe != "none" and any(dimension(s.dim).probed for s in samples):
         probe = probe_scores(
             samples,
             records.of(RESPONSES),

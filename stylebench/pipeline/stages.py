@@ -173,8 +173,9 @@ def _features(ctx: StageInputs) -> Built:
     return Built(stage)
 
 
-def _emotion_ids(samples: Sequence[Sample]) -> set[str]:
-    return {s.id for s in samples if s.dim == "emotion"}
+def _probed_ids(samples: Sequence[Sample]) -> set[str]:
+    """The samples whose dimension the emotion probe scores (``Dimension.probed``)."""
+    return {s.id for s in samples if dimension(s.dim).probed}
 
 
 def _probe(ctx: StageInputs) -> Built:
@@ -184,7 +185,7 @@ def _probe(ctx: StageInputs) -> Built:
     stage = ProbeStage(
         ctx.store,
         ctx.records.of(RESPONSES),
-        _emotion_ids(ctx.samples),
+        _probed_ids(ctx.samples),
         probe,
         functools.cache(lambda: PROBES.load(probe[0])(probe[1])),
     )
@@ -300,7 +301,7 @@ STAGES: tuple[StageSpec, ...] = (
         PROBE_SCORES,
         (RESPONSES,),
         "emotion",
-        lambda cfg, samples: cfg.emotion.emotion_probe != "none" and bool(_emotion_ids(samples)),
+        lambda cfg, samples: cfg.emotion.emotion_probe != "none" and bool(_probed_ids(samples)),
         _probe,
     ),
     StageSpec(

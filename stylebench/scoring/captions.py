@@ -263,7 +263,7 @@ def caption_report_block(
             [s for s in samples if s.id not in exclude], verdicts, turn_scores, thresholds
         ),
         "agreement_human": human_agreement(verdicts, majority)
-        if any(s.dim == "emotion" for s in samples)
+        if any(dimension(s.dim).rated_by_humans for s in samples)
         else None,
         "groundedness": groundedness(samples, captions, turn_scores),
     }

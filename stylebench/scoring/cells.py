@@ -113,10 +113,13 @@ def _for_dim(self: Any, dim: str) -> float:
 if TYPE_CHECKING:
 
     class Thresholds:
-        """What a type checker reads for the class built below: the built-in dimensions' fields
-        (tests/test_typing.py checks them against the registry), frozen, and ``for_dim``."""
+        """What a type checker reads for the class built below: the paper dimensions' fields
+        (tests/test_typing.py checks them against the registry), frozen, and ``for_dim``; an
+        extension dimension's field (named only in its own module) reads as a float."""
 
         __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __getattr__(self, name: str) -> float: ...
 
         @property
         def speed_pct(self) -> float: ...
@@ -126,8 +129,6 @@ if TYPE_CHECKING:
         def pitch_st(self) -> float: ...
         @property
         def emotion_delta(self) -> float: ...
-        @property
-        def expressiveness_st(self) -> float: ...
 
         def __init__(
             self,
@@ -136,7 +137,7 @@ if TYPE_CHECKING:
             volume_db: float = ...,
             pitch_st: float = ...,
             emotion_delta: float = ...,
-            expressiveness_st: float = ...,
+            **extensions: float,
         ) -> None: ...
 
         def for_dim(self, dim: str) -> float: ...

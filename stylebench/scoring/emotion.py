@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from stylebench.metrics.dims.base import dimension
 from stylebench.records import TURNS, Key, ProbeRecord, RespondRecord, Sample
 from stylebench.scoring.cells import (
     Thresholds,
@@ -72,7 +73,7 @@ def probe_turn_scores(
     from the run's current reply and probe records."""
     scores, tops = [], []
     for s in samples:
-        if s.dim != "emotion":
+        if not dimension(s.dim).probed:
             continue
         for k in TURNS:
             rep, rec = replies.get((s.id, k)), probes.get((s.id, k))
@@ -145,10 +146,11 @@ def emotion_report_block(
     """
     from stylebench.metrics.emotion_probe import saturation
 
-    emo = [s for s in samples if s.dim == "emotion"]
+    emo = [s for s in samples if dimension(s.dim).probed]
     if not emo:
         return {}
-    prosodic = [t for t in turn_scores if t.dim == "emotion"]
+    emo_dims = {s.dim for s in emo}
+    prosodic = [t for t in turn_scores if t.dim in emo_dims]
     ec = cfg.emotion
     block: dict[str, Any] = {
         "sources": {
@@ -192,16 +194,3 @@ def emotion_report_block(
                 probe.turn_scores, majority
             )
     return {"emotion_scores": block}
-
-
-def emotion_notes(model: str) -> list[str]:
-    """Report notes that say what the calibration rows mean on emotion."""
-    if model == "reference":
-        return [
-            "reference on emotion is a prosodic approximation: it changes only rate (x1.1), "
-            "level (3 dB) and pitch (1.5 st) per turn, on the emotion's arousal side; it is not "
-            "emotional speech, so its prosodic VSP is near 100% by construction"
-        ]
-    if model == "neutral":
-        return ["neutral on emotion: its prosodic VSP is the index's false-positive rate"]
-    return []
