@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.metrics.spec import MetricSpec
-from stylebench.registry import MissingExtraError
+from stylebench.registry import LazyRegistry, MissingExtraError
 
 SPEC = MetricSpec(
     name="emotion_probe",
@@ -185,3 +185,9 @@ class Emotion2VecProbe:
         if not result or "labels" not in result[0] or "scores" not in result[0]:
             raise ValueError(f"emotion2vec returned no labels/scores for {wav_path}: {result!r}")
         return map_scores(result[0]["labels"], [float(s) for s in result[0]["scores"]])
+
+
+#: ``--emotion-probe``: probe name -> its class (imported on first use)
+PROBES = LazyRegistry.from_pairs(
+    "emotion probe", [("emotion2vec", "stylebench.metrics.emotion_probe:Emotion2VecProbe")]
+)

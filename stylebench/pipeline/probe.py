@@ -13,12 +13,8 @@ from typing import Any, ClassVar
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
 from stylebench.records import Key, ProbeRecord, RespondRecord
-from stylebench.registry import LazyRegistry
 from stylebench.store import RunStore
 
-PROBES = LazyRegistry.from_pairs(
-    "emotion probe", [("emotion2vec", "stylebench.metrics.emotion_probe:Emotion2VecProbe")]
-)
 PROBE_VERSION = "1"
 
 

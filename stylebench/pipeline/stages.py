@@ -179,7 +179,8 @@ def _probed_ids(samples: Sequence[Sample]) -> set[str]:
 
 
 def _probe(ctx: StageInputs) -> Built:
-    from stylebench.pipeline.probe import PROBES, ProbeStage
+    from stylebench.metrics.emotion_probe import PROBES
+    from stylebench.pipeline.probe import ProbeStage
 
     probe = (ctx.cfg.emotion.emotion_probe, ctx.cfg.emotion.probe_model)
     stage = ProbeStage(

@@ -29,20 +29,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from stylebench.audio import AudioError, load_audio
+from stylebench.metrics.asr import ASR_BACKENDS
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import PROVENANCE, Unit
 from stylebench.records import Key, RespondRecord, TranscriptRecord
-from stylebench.registry import LazyRegistry
 from stylebench.store import RunStore
-
-ASR_BACKENDS = LazyRegistry.from_pairs(
-    "ASR backend",
-    [
-        ("faster-whisper", "stylebench.metrics.asr.backends:FasterWhisperASR"),
-        ("openai-whisper", "stylebench.metrics.asr.backends:OpenAIWhisperASR"),
-    ],
-)
 
 
 def make_asr(backend: str, model: str, **options: Any) -> Any:
