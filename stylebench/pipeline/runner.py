@@ -1,6 +1,6 @@
 """Drive the stages after respond in the order :data:`.stages.STAGES` declares them.
 
-Each stage's current records are kept under its name (``Measured.records["features"]``) and
+Each stage's current records are kept under its name (``Measured.records.of(FEATURES)``) and
 handed to the later stages that declare them as inputs. A stage runs when its spec says so for
 the run's config; a backend (the ASR model, the probe, the judge) is built once, and only when its
 stage has work for it. ``compute=False`` collects the current records of every stage without
