@@ -8,6 +8,7 @@ result does not depend on the order the runs were given in.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from stylebench import __version__
@@ -39,6 +40,37 @@ def unique_labels(runs: Sequence[RunData]) -> list[RunData]:
             f"two runs share the folder name and model: {sorted(labels)}; compare each folder once"
         )
     return sorted(out, key=lambda r: r.label)
+
+
+@dataclass(frozen=True)
+class SharedSamples:
+    """What every view of a comparison starts from: the runs (labels made unique), the sample
+    ids they share, and each run's per-sample outcomes per cell over those samples."""
+
+    runs: tuple[RunData, ...]
+    ids: frozenset[str]
+    outcomes: dict[str, dict]  # run label -> {cell key: [PairOutcome, ...]}
+
+
+def shared_samples(runs: Sequence[RunData]) -> SharedSamples:
+    """The runs' shared samples and their outcomes (compare_runs and the HTML page read these).
+
+    Raises:
+        BadValue: the runs share no sample id.
+    """
+    labelled = unique_labels(runs)
+    ids = set.intersection(*({s.id for s in r.scored.samples} for r in labelled))
+    if not ids:
+        raise BadValue("these runs share no sample id: run them on the same dialogue set and dims")
+    per_out = {
+        r.label: outcomes(
+            [t for t in r.scored.turn_scores if t.sample_id in ids],
+            r.scored.thresholds,
+            exclude=r.scored.exclude,
+        )
+        for r in labelled
+    }
+    return SharedSamples(tuple(labelled), frozenset(ids), per_out)
 
 
 def _cluster_of(runs: Sequence[RunData], cluster: str) -> dict[str, str] | None:
@@ -103,14 +135,11 @@ def compare_runs(
     """
     if len(runs) < 2:
         raise BadValue("compare needs at least two runs")
-    runs = unique_labels(runs)
-    shared = set.intersection(*({s.id for s in r.scored.samples} for r in runs))
-    if not shared:
-        raise BadValue("these runs share no sample id: run them on the same dialogue set and dims")
+    common = shared_samples(runs)
+    runs, shared, per_run_out = list(common.runs), set(common.ids), common.outcomes
     clusters = _cluster_of(runs, cluster)
     boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
     per_run_cells: dict[str, dict[tuple, dict[str, Any]]] = {}
-    per_run_out: dict[str, dict] = {}
     for r in runs:
         scores = [t for t in r.scored.turn_scores if t.sample_id in shared]
         cells = score_cells(
@@ -119,7 +148,6 @@ def compare_runs(
         per_run_cells[r.label] = {
             (c.dim, c.direction, c.lang, c.pair, c.group): cell_dict(c) for c in cells
         }
-        per_run_out[r.label] = outcomes(scores, r.scored.thresholds, exclude=r.scored.exclude)
     keys = sorted(
         set().union(*(set(v) for v in per_run_out.values())), key=lambda k: cell_sort_key(*k)
     )

@@ -21,7 +21,6 @@ from typing import Any
 from stylebench.compare.html_parts import SCRIPT, STYLE, sample_section, table
 from stylebench.compare.load import RunData
 from stylebench.compare.md import NOT_CARRIED, not_carried_note
-from stylebench.compare.samples import outcomes
 
 CSP = (
     "default-src 'none'; img-src data:; media-src data: file:; "
@@ -74,21 +73,12 @@ def render_html(
     result: dict[str, Any], runs: Sequence[RunData], out: Path, *, embed_audio: bool = False
 ) -> str:
     """The page for ``result`` (from :func:`stylebench.compare.build.compare_runs`) of ``runs``."""
-    by_label = {r.label: r for r in runs if r.label in result["models"]}
-    if len(by_label) != len(result["models"]):  # labels made unique by compare_runs
-        from stylebench.compare.build import unique_labels
+    from stylebench.compare.build import shared_samples
 
-        by_label = {r.label: r for r in unique_labels(runs)}
+    common = shared_samples(runs)  # what compare_runs started from: the same labels and samples
+    by_label = {r.label: r for r in common.runs}
     models = result["models"]
-    shared = set.intersection(*({s.id for s in r.scored.samples} for r in by_label.values()))
-    per_out = {
-        m: outcomes(
-            [t for t in r.scored.turn_scores if t.sample_id in shared],
-            r.scored.thresholds,
-            exclude=r.scored.exclude,
-        )
-        for m, r in by_label.items()
-    }
+    per_out = common.outcomes
     parts = [
         f"<h1>stylebench comparison</h1><p>{result['n_shared']} shared samples; "
         f"calibration rows: {escape(', '.join(result['calibration']) or 'none')}; bootstrap "
