@@ -132,12 +132,29 @@ def _dropped_if_empty_on_user_error(root: Path, fresh: bool) -> Iterator[None]:
         raise
 
 
+def _persistence_root(cfg: RunConfig) -> Path | None:
+    """The persistence set ``cfg.dialogues`` names (``persistence``: the cached default one),
+    or None for a StyleBench set."""
+    from stylebench.dialogues.persistence import default_persistence_set_path, is_persistence_set
+
+    if cfg.dialogues == "persistence":
+        return default_persistence_set_path()
+    if cfg.dialogues != "default" and is_persistence_set(cfg.dialogues):
+        return Path(cfg.dialogues)
+    return None
+
+
 def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     """Run (or resume) the whole pipeline for ``cfg``; its timings go to ``timings.jsonl``
     (:mod:`.timings`: setup, each stage, scoring and the report)."""
     from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
 
+    persistence_root = _persistence_root(cfg)
+    if persistence_root is not None:  # the persistence protocol (docs/persistence.md)
+        from stylebench.pipeline.persistence import run_persistence
+
+        return run_persistence(cfg, persistence_root, progress=progress)
     inv = Invocation("run")
     setup = inv.start("setup")
     if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
