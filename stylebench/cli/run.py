@@ -44,12 +44,6 @@ def main(args: Args) -> int:
         given["dialogues"] = args.set_
     cfg = resolve_config(given, args.config)
     result = run(cfg, progress=not args.no_progress)
-    if result.report.get("protocol") == "persistence":
-        from stylebench.report import persistence as pr
-
-        renders = {"md": pr.render_md, "json": pr.render_json, "csv": pr.render_csv}
-        sys.stdout.write(renders.get(args.format, pr.render_md)(result.report))
-    else:
-        print_report(result.report, args.format)
+    print_report(result.report, args.format)
     print(f"[stylebench] run folder: {result.store.root}", file=sys.stderr)
     return 0

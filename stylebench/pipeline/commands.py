@@ -318,6 +318,31 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     overrides = overrides or {}
     store = RunStore(run_dir)
     manifest = read_run_manifest(store)
+    if is_persistence_run(manifest):
+        raise BadValue(
+            f"{store.root} is a persistence run; this command reads StyleBench runs only "
+            "(docs/persistence.md: `stylebench score` and `report` read both)"
+        )
+    cfg = stored_config(manifest, overrides)
+    samples_all, set_root, checksum = load_dialogues(cfg)
+    if checksum != manifest["dialogues"]["checksum"]:
+        raise BadValue(
+            "the dialogue set changed since this run was made; rebuild or point "
+            f"--dialogues at the set with checksum {manifest['dialogues']['checksum'][:12]}"
+        )
+    return StoredRun(
+        store, manifest, cfg, select_samples(samples_all, cfg, set_root), set_root, checksum
+    )
+
+
+def is_persistence_run(manifest: dict[str, Any]) -> bool:
+    """Whether a run manifest is a persistence run's (docs/persistence.md)."""
+    return (manifest.get("dialogues") or {}).get("protocol") == "persistence"
+
+
+def stored_config(manifest: dict[str, Any], overrides: dict[str, Any]) -> RunConfig:
+    """A stored run's config with ``overrides`` on top; a new judge or captioner backend drops
+    the old one's options, and where the stored run's work ran is not passed on."""
     base = flatten(manifest["config"])
     if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
         for key in (
@@ -346,21 +371,16 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
                 base.pop(key, None)
     for key in WHERE_IT_RAN:  # where the stored run's work ran is not where this one runs
         base.pop(key, None)
-    cfg = resolve_config(overrides, base=base)
-    samples_all, set_root, checksum = load_dialogues(cfg)
-    if checksum != manifest["dialogues"]["checksum"]:
-        raise BadValue(
-            "the dialogue set changed since this run was made; rebuild or point "
-            f"--dialogues at the set with checksum {manifest['dialogues']['checksum'][:12]}"
-        )
-    return StoredRun(
-        store, manifest, cfg, select_samples(samples_all, cfg, set_root), set_root, checksum
-    )
+    return resolve_config(overrides, base=base)
 
 
 def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = True) -> RunResult:
     """Re-transcribe / re-measure / re-judge / re-score a stored run with new settings; the model
     is never called."""
+    if is_persistence_run(read_run_manifest(RunStore(run_dir))):
+        from stylebench.pipeline.persistence import rescore_persistence
+
+        return rescore_persistence(run_dir, overrides, progress=progress)
     inv = Invocation("score")
     setup = inv.start("setup")
     run = open_stored(run_dir, overrides)
@@ -392,6 +412,10 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
 
 def report_only(run_dir: Path | str) -> RunResult:
     """Rebuild the report files from the current stored records."""
+    if is_persistence_run(read_run_manifest(RunStore(run_dir))):
+        from stylebench.pipeline.persistence import rescore_persistence
+
+        return rescore_persistence(run_dir, {}, compute=False)
     run = open_stored(run_dir)
     with run.store.lock("stylebench report"):
         return RunResult(run.store, report(score_stored(run)), {})

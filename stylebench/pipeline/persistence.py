@@ -60,7 +60,9 @@ def select(cfg: RunConfig, root: Path) -> PersistenceSelection:
         key=lambda s: s.id,
     )
     if not chosen:
-        raise BadValue(f"the persistence set {root} has no samples for dim={cfg.dim} lang={cfg.lang}")
+        raise BadValue(
+            f"the persistence set {root} has no samples for dim={cfg.dim} lang={cfg.lang}"
+        )
     pairs = tuple(arms_of(s) for s in chosen)
     check_turn_audio(root, [a for pair in pairs for a in pair])
     return PersistenceSelection(tuple(chosen), pairs, root, checksum)
@@ -119,9 +121,7 @@ def score_and_report(
         "thresholds": {d: thresholds_of(cfg).for_dim(d) for d in cfg.dims},
     }
     summary = {
-        "mean_after_turn1": None
-        if (m := ps.mean_after_first(cells)) is None
-        else round(m, 2),
+        "mean_after_turn1": None if (m := ps.mean_after_first(cells)) is None else round(m, 2),
         "by_turn": {
             str(k): None if v is None else round(v, 2) for k, v in ps.by_turn(cells).items()
         },
@@ -227,5 +227,72 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
         )
         measured.counts["respond"] = responded.counts
         manifest = read_run_manifest(store)
+        report = score_and_report(store, sel, cfg, measured.records, manifest)
+        return RunResult(store, report, measured.counts)
+
+
+def rescore_persistence(
+    run_dir: Path | str,
+    overrides: dict[str, Any],
+    *,
+    progress: bool = True,
+    compute: bool = True,
+) -> Any:
+    """Re-measure, re-judge and re-score a stored persistence run with new settings (the model
+    is never called); ``compute=False`` only rebuilds the report from the current records."""
+    from stylebench.executors.base import make_executor
+    from stylebench.pipeline.commands import RunResult, judge_entry, stored_config
+    from stylebench.pipeline.manifest import (
+        dialogues_entry,
+        read_run_manifest,
+        stored_identity,
+        write_manifest,
+    )
+    from stylebench.pipeline.reporting import extractor_names
+    from stylebench.pipeline.respond import RespondStage
+    from stylebench.pipeline.runner import measure
+    from stylebench.pipeline.stage import run_stage
+    from stylebench.store import RunStore
+
+    store = RunStore(run_dir)
+    manifest = read_run_manifest(store)
+    cfg = stored_config(manifest, overrides)
+    root = Path(manifest["dialogues"]["path"])
+    sel = select(cfg, root)
+    if sel.checksum != manifest["dialogues"]["checksum"]:
+        raise BadValue(
+            f"the persistence set {root} changed since this run was made; rebuild it or run again"
+        )
+    identity = stored_identity(manifest)
+    with store.lock("stylebench score" if compute else "stylebench report"):
+        if compute:
+            dialogues = {**dialogues_entry(root, sel.checksum, sel.arms), "protocol": "persistence"}
+            dialogues["n_selected"] = len(sel.samples)
+            write_manifest(
+                store,
+                cfg,
+                identity,
+                dialogues,
+                model=manifest.get("model") or identity.model,
+                judge=judge_entry(cfg),
+                extractors=extractor_names(cfg),
+                command="score",
+            )
+            manifest = read_run_manifest(store)
+        replies = run_stage(
+            store, RespondStage(store, sel.arms, root, identity), compute=False
+        ).records
+        with make_executor(cfg.executor) as executor:
+            measured = measure(
+                store,
+                sel.arms,
+                cfg,
+                replies,
+                compute=compute,
+                progress=progress and compute,
+                executor=executor,
+                only=PERSISTENCE_STAGES,
+                manifest=manifest,
+            )
         report = score_and_report(store, sel, cfg, measured.records, manifest)
         return RunResult(store, report, measured.counts)

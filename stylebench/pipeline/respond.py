@@ -115,7 +115,9 @@ class RespondStage:
         s: Sample = unit.payload
         for out in outcomes:
             rec = out.record
-            prior = [r.sha256 for j in s.turn_numbers[: rec.turn - 1] if is_ok(r := done.get((s.id, j)))]
+            prior = [
+                r.sha256 for j in s.turn_numbers[: rec.turn - 1] if is_ok(r := done.get((s.id, j)))
+            ]
             if len(prior) == rec.turn - 1 and rec.fp != turn_fp(self.identity, s, rec.turn, prior):
                 continue
             if out.wav is None or repeated(done, rec):

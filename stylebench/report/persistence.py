@@ -78,9 +78,14 @@ def render_md(report: dict[str, Any]) -> str:
             row.append(f"{_pct(c['persistence'])}{ci_s} ({c['n_ok']}/{c['n']}{diff})")
         h = half[key]
         lines.append(
-            f"| {' | '.join(key)} | " + " | ".join(row) + f" | {'>' + str(turns[-1]) if h is None else h} |"
+            f"| {' | '.join(key)} | "
+            + " | ".join(row)
+            + f" | {'>' + str(turns[-1]) if h is None else h} |"
         )
-    lines += ["", "Cells: persistence [bootstrap CI] (n_ok/n, mean signed difference instructed - control)."]
+    lines += [
+        "",
+        "Cells: persistence [bootstrap CI] (n_ok/n, mean signed difference instructed - control).",
+    ]
     unscored = {}
     for c in report["cells"]:
         for reason, n in c["errors"].items():
@@ -95,6 +100,11 @@ def render_md(report: dict[str, Any]) -> str:
     else:
         lines += ["", f"![decay curve]({PLOT_NAME})"]
     return "\n".join(lines) + "\n"
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    """The report in ``fmt`` (``md``, ``json`` or ``csv``)."""
+    return {"md": render_md, "json": render_json, "csv": render_csv}[fmt](report)
 
 
 def plot_decay(report: dict[str, Any], path: Path) -> Path:
