@@ -11,18 +11,15 @@ folder at once.
 from __future__ import annotations
 
 import logging
-import shutil
 from collections import defaultdict
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stylebench.config import RunConfig, flatten, resolve_config
-from stylebench.errors import BadValue, UserError
+from stylebench.config import RunConfig
+from stylebench.errors import BadValue
 from stylebench.executors.base import make_executor
-from stylebench.pipeline import gate
 from stylebench.pipeline.manifest import (
     Identity,
     check_identity,
@@ -33,33 +30,23 @@ from stylebench.pipeline.manifest import (
 )
 from stylebench.pipeline.reporting import extractor_names, report
 from stylebench.pipeline.respond import ReplyLimits, RespondStage
-from stylebench.pipeline.respond_job import ModelSpec
+from stylebench.pipeline.run_parts import (
+    RunResult,
+    dropped_if_empty_on_user_error,
+    is_persistence_run,
+    judge_entry,
+    model_spec,
+    stored_config,
+)
 from stylebench.pipeline.runner import measure
 from stylebench.pipeline.scored import ScoredRun, score_run
 from stylebench.pipeline.stage import run_stage
 from stylebench.pipeline.stages import RESPOND
 from stylebench.pipeline.timings import Invocation
 from stylebench.records import Key, RespondRecord, Sample
-from stylebench.store import LOCK_NAME, RunStore
+from stylebench.store import RunStore
 
 log = logging.getLogger(__name__)
-#: executor settings a stored run's config does not pass on (how the ASR decoded does: it is
-#: part of the transcripts' key; how many replies it decoded at once is not, nor does it change one)
-WHERE_IT_RAN = (
-    "executor",
-    "ray_address",
-    "workers",
-    "gpus_per_worker",
-    "feature_workers",
-    "asr_workers",
-)
-
-
-@dataclass(frozen=True)
-class RunResult:
-    store: RunStore
-    report: dict[str, Any]
-    counts: dict[str, dict[str, int]]
 
 
 def load_dialogues(cfg: RunConfig) -> tuple[list[Sample], Path, str]:
@@ -93,43 +80,6 @@ def select_samples(
 
         check_turn_audio(set_root, chosen)
     return chosen
-
-
-def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
-    """How to build the wrapper for ``cfg.model``: in process, or in ``cfg.worker_python``'s env."""
-    return ModelSpec(
-        cfg.model,
-        dict(cfg.model_args),
-        cfg.worker_python,
-        cfg.turn_timeout_s,
-        None if log_path is None else str(log_path),
-    )
-
-
-def judge_entry(cfg: RunConfig) -> dict[str, Any]:
-    """The manifest's ``judge``: the judge's ``describe()`` (it is built once per process and
-    settings, so the judge stage gets the same one), or why there is none."""
-    why = gate.skip_reason(cfg)
-    return (
-        {"backend": cfg.judge.judge, "skipped": why}
-        if why
-        else gate.make_judge(cfg.judge).describe()
-    )
-
-
-@contextmanager
-def _dropped_if_empty_on_user_error(root: Path, fresh: bool) -> Iterator[None]:
-    """A run folder this call made is removed (after its lock) when a user error ends the call
-    and only its lock and empty files are left in it (a bad ``--model-arg``: nothing to resume). A worker log
-    with text in it is kept: it says why the model did not start."""
-    try:
-        yield
-    except UserError:
-        if fresh and root.is_dir():
-            left = [f for f in root.iterdir() if f.name != LOCK_NAME]
-            if all(f.is_file() and f.stat().st_size == 0 for f in left):
-                shutil.rmtree(root, ignore_errors=True)
-        raise
 
 
 def _persistence_root(cfg: RunConfig) -> Path | None:
@@ -181,7 +131,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
         ) from None
     with (
-        _dropped_if_empty_on_user_error(store.root, fresh),
+        dropped_if_empty_on_user_error(store.root, fresh),
         store.lock("stylebench run"),
         make_executor(cfg.executor) as executor,
     ):
@@ -333,45 +283,6 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     return StoredRun(
         store, manifest, cfg, select_samples(samples_all, cfg, set_root), set_root, checksum
     )
-
-
-def is_persistence_run(manifest: dict[str, Any]) -> bool:
-    """Whether a run manifest is a persistence run's (docs/persistence.md)."""
-    return (manifest.get("dialogues") or {}).get("protocol") == "persistence"
-
-
-def stored_config(manifest: dict[str, Any], overrides: dict[str, Any]) -> RunConfig:
-    """A stored run's config with ``overrides`` on top; a new judge or captioner backend drops
-    the old one's options, and where the stored run's work ran is not passed on."""
-    base = flatten(manifest["config"])
-    if overrides.get("judge") not in (None, base.get("judge")):  # another backend: drop its options
-        for key in (
-            "judge_model",
-            "judge_url",
-            "judge_args",
-            "judge_prompt",
-            "judge_prompt_srd",
-            "judge_prompt_mrd",
-        ):
-            base.pop(key, None)
-    for name, options in (
-        ("captioner", ("caption_model", "caption_url", "caption_args")),
-        (
-            "caption_judge",
-            (
-                "caption_judge_model",
-                "caption_judge_url",
-                "caption_judge_args",
-                "caption_judge_prompt",
-            ),
-        ),
-    ):
-        if overrides.get(name) not in (None, base.get(name)):  # another backend: drop its options
-            for key in options:
-                base.pop(key, None)
-    for key in WHERE_IT_RAN:  # where the stored run's work ran is not where this one runs
-        base.pop(key, None)
-    return resolve_config(overrides, base=base)
 
 
 def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = True) -> RunResult:

@@ -143,12 +143,6 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     from stylebench.executors.base import make_executor
     from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
-    from stylebench.pipeline.commands import (
-        RunResult,
-        _dropped_if_empty_on_user_error,
-        judge_entry,
-        model_spec,
-    )
     from stylebench.pipeline.manifest import (
         Identity,
         check_identity,
@@ -158,6 +152,12 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     )
     from stylebench.pipeline.reporting import extractor_names
     from stylebench.pipeline.respond import ReplyLimits, RespondStage
+    from stylebench.pipeline.run_parts import (
+        RunResult,
+        dropped_if_empty_on_user_error,
+        judge_entry,
+        model_spec,
+    )
     from stylebench.pipeline.runner import measure
     from stylebench.pipeline.stage import run_stage
     from stylebench.store import RunStore
@@ -178,7 +178,7 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     fresh = not store.root.exists()
     Path(cfg.out).mkdir(parents=True, exist_ok=True)
     with (
-        _dropped_if_empty_on_user_error(store.root, fresh),
+        dropped_if_empty_on_user_error(store.root, fresh),
         store.lock("stylebench run"),
         make_executor(cfg.executor) as executor,
     ):
@@ -241,7 +241,6 @@ def rescore_persistence(
     """Re-measure, re-judge and re-score a stored persistence run with new settings (the model
     is never called); ``compute=False`` only rebuilds the report from the current records."""
     from stylebench.executors.base import make_executor
-    from stylebench.pipeline.commands import RunResult, judge_entry, stored_config
     from stylebench.pipeline.manifest import (
         dialogues_entry,
         read_run_manifest,
@@ -250,6 +249,7 @@ def rescore_persistence(
     )
     from stylebench.pipeline.reporting import extractor_names
     from stylebench.pipeline.respond import RespondStage
+    from stylebench.pipeline.run_parts import RunResult, judge_entry, stored_config
     from stylebench.pipeline.runner import measure
     from stylebench.pipeline.stage import run_stage
     from stylebench.store import RunStore
