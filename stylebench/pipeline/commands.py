@@ -82,7 +82,7 @@ def select_samples(
     return chosen
 
 
-def _persistence_root(cfg: RunConfig) -> Path | None:
+def persistence_root(cfg: RunConfig) -> Path | None:
     """The persistence set ``cfg.dialogues`` names (``persistence``: the cached default one),
     or None for a StyleBench set."""
     from stylebench.dialogues.persistence import default_persistence_set_path, is_persistence_set
@@ -100,11 +100,11 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
 
-    persistence_root = _persistence_root(cfg)
-    if persistence_root is not None:  # the persistence protocol (docs/persistence.md)
+    proot = persistence_root(cfg)
+    if proot is not None:  # the persistence protocol (docs/persistence.md)
         from stylebench.pipeline.persistence import run_persistence
 
-        return run_persistence(cfg, persistence_root, progress=progress)
+        return run_persistence(cfg, proot, progress=progress)
     inv = Invocation("run")
     setup = inv.start("setup")
     if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
