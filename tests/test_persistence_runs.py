@@ -218,3 +218,40 @@ def test_user_errors_are_one_line(pset, tmp_path, capsys):
         assert cli_main([*base, *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and says in err[0], err
+
+
+def test_export_and_import_round_trip_scores_the_same_cells(runs, pset, tmp_path):
+    """export-set writes both dialogues of every sample; replies copied from a run and imported
+    score the same cells as the run itself."""
+    import shutil
+
+    from standins.judge import install_standins
+
+    from stylebench.pipeline.export_set import export_set
+    from stylebench.pipeline.importing import import_replies
+
+    res = runs[("forgetful", "speed")]
+    folder = tmp_path / "exported"
+    cfg = _cfg(pset, tmp_path / "imported", "copied-forgetful", dim="speed")
+    exported = export_set(cfg, folder)
+    assert exported.n_samples == 4  # 2 samples x (instructed, control)
+    card = json.loads((folder / "set.json").read_text())
+    assert card["protocol"] == "persistence"
+    assert {s["arm"] for s in card["samples"]} == {"instructed", "control"}
+    for s in card["samples"]:
+        assert len(s["turns"]) == N_TURNS
+        for k in range(1, N_TURNS + 1):
+            assert (folder / s["id"] / f"user{k}.wav").is_file()
+            rec = next(
+                json.loads(line)
+                for line in (res.store.root / "respond.jsonl").read_text().splitlines()
+                if json.loads(line)["sample_id"] == s["id"] and json.loads(line)["turn"] == k
+            )
+            shutil.copy(res.store.root / rec["audio"], folder / s["id"] / f"turn{k}.wav")
+            (folder / s["id"] / f"turn{k}.txt").write_text(rec["text"], encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        install_standins(mp, tmp_path)
+        imported = import_replies(cfg, folder, progress=False)
+    assert (imported.n_ok, imported.n_total) == (12, 12)
+    assert imported.report["protocol"] == "persistence"
+    assert imported.report["cells"] == res.report["cells"]
