@@ -68,6 +68,17 @@ def select(cfg: RunConfig, root: Path) -> PersistenceSelection:
     return PersistenceSelection(tuple(chosen), pairs, root, checksum)
 
 
+@dataclass(frozen=True)
+class StoredPersistence:
+    """A stored persistence run's current records, read for comparison (nothing computed)."""
+
+    store: Any
+    manifest: dict[str, Any]
+    cfg: RunConfig
+    sel: PersistenceSelection
+    records: dict[str, dict[Key, Any]]
+
+
 def relevance_labels(cfg: RunConfig, judged: dict[Key, Any]) -> dict[Key, str] | None:
     """SRD labels by (dialogue id, turn), or None when the gate is skipped (``--judge none``)."""
     from stylebench.pipeline import gate
@@ -81,6 +92,18 @@ def relevance_labels(cfg: RunConfig, judged: dict[Key, Any]) -> dict[Key, str] |
     }
 
 
+def paired(sel: PersistenceSelection, cfg: RunConfig, records: dict[str, dict[Key, Any]]) -> list:
+    """Each selected sample's (instructed, control) pair per turn, gated by relevance
+    (:func:`stylebench.scoring.persistence.paired_turns`)."""
+    from stylebench.pipeline.score_config import score_context
+    from stylebench.scoring.persistence import paired_turns
+
+    labels = relevance_labels(cfg, records.get("judge", {}))
+    return paired_turns(
+        sel.pairs, records["respond"], records["features"], score_context(cfg), labels
+    )
+
+
 def score_and_report(
     store: Any,
     sel: PersistenceSelection,
@@ -91,14 +114,11 @@ def score_and_report(
     """Score the run's current records and write its report files; returns the report."""
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
     from stylebench.pipeline import gate
-    from stylebench.pipeline.score_config import score_context, thresholds_of
+    from stylebench.pipeline.score_config import thresholds_of
     from stylebench.report.persistence import report_dict, write_persistence_reports
     from stylebench.scoring import persistence as ps
 
-    labels = relevance_labels(cfg, records.get("judge", {}))
-    turns = ps.paired_turns(
-        sel.pairs, records["respond"], records["features"], score_context(cfg), labels
-    )
+    turns = paired(sel, cfg, records)
     cells = ps.score_persistence(
         turns, thresholds_of(cfg), n_boot=cfg.score.n_boot, seed=cfg.decode.seed
     )
@@ -237,9 +257,12 @@ def rescore_persistence(
     *,
     progress: bool = True,
     compute: bool = True,
+    write: bool = True,
 ) -> Any:
     """Re-measure, re-judge and re-score a stored persistence run with new settings (the model
-    is never called); ``compute=False`` only rebuilds the report from the current records."""
+    is never called); ``compute=False`` only rebuilds the report from the current records;
+    ``write=False`` (with ``compute=False``) writes nothing and returns the run's current
+    records as a :class:`StoredPersistence` (``stylebench compare``)."""
     from stylebench.executors.base import make_executor
     from stylebench.pipeline.manifest import (
         dialogues_entry,
@@ -264,7 +287,11 @@ def rescore_persistence(
             f"the persistence set {root} changed since this run was made; rebuild it or run again"
         )
     identity = stored_identity(manifest)
-    with store.lock("stylebench score" if compute else "stylebench report"):
+    if not compute and not write:
+        lock = store.lock("stylebench compare")
+    else:
+        lock = store.lock("stylebench score" if compute else "stylebench report")
+    with lock:
         if compute:
             dialogues = {**dialogues_entry(root, sel.checksum, sel.arms), "protocol": "persistence"}
             dialogues["n_selected"] = len(sel.samples)
@@ -294,5 +321,7 @@ def rescore_persistence(
                 only=PERSISTENCE_STAGES,
                 manifest=manifest,
             )
+        if not write:
+            return StoredPersistence(store, manifest, cfg, sel, measured.records)
         report = score_and_report(store, sel, cfg, measured.records, manifest)
         return RunResult(store, report, measured.counts)
