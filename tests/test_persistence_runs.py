@@ -255,3 +255,39 @@ def test_export_and_import_round_trip_scores_the_same_cells(runs, pset, tmp_path
     assert (imported.n_ok, imported.n_total) == (12, 12)
     assert imported.report["protocol"] == "persistence"
     assert imported.report["cells"] == res.report["cells"]
+
+
+def test_compare_ranks_by_persistence_after_turn_one_and_tests_each_turn(runs, tmp_path, capsys):
+    from stylebench.cli import main as cli_main
+
+    dirs = [str(runs[(m, "volume")].store.root) for m in ("neutral", "forgetful", "reference")]
+    assert cli_main(["compare", *dirs, "--out", str(tmp_path / "cmp"), "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    board = [row["model"] for row in result["leaderboard"]]
+    assert board[0] == "reference"
+    scores = {row["model"]: row for row in result["leaderboard"]}
+    assert scores["reference"]["mean_persistence_turns_2_on"] == 100.0
+    assert scores["forgetful"]["mean_persistence_turns_2_on"] == 0.0
+    assert scores["forgetful"]["by_turn"]["1"] == 100.0
+    by = {(t["turn"], t["a"], t["b"]): t for t in result["tests"]}
+    # forgetful and reference agree at turn 1 and part from turn 2
+    assert by[(1, "forgetful", "reference")]["b_only"] == 0
+    assert by[(2, "forgetful", "reference")]["b_only"] == by[(2, "forgetful", "reference")]["n"] > 0
+    assert (tmp_path / "cmp" / "decay.png").is_file()
+    # a persistence run and a StyleBench run are not compared
+    sb = tmp_path / "sb"
+    sb.mkdir()
+    (sb / "manifest.json").write_text("{}")
+    assert cli_main(["compare", dirs[0], str(sb)]) == 2
+
+
+def test_report_and_score_read_a_stored_persistence_run(runs, capsys):
+    from stylebench.cli import main as cli_main
+
+    res = runs[("reference", "volume")]
+    assert cli_main(["--no-progress", "report", str(res.store.root), "--format", "json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["protocol"] == "persistence" and again["cells"] == res.report["cells"]
+    # a StyleBench-only command names the protocol in one line
+    assert cli_main(["export-ratings", str(res.store.root), "--out", "x"]) == 2
+    assert "is a persistence run" in capsys.readouterr().err

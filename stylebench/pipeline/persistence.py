@@ -196,7 +196,14 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
             f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
         )
     fresh = not store.root.exists()
-    Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    try:
+        Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        pass  # a file in the way: the run store's own check names it
+    except OSError as exc:
+        raise BadValue(
+            f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
+        ) from None
     with (
         dropped_if_empty_on_user_error(store.root, fresh),
         store.lock("stylebench run"),
