@@ -281,7 +281,7 @@ def test_compare_ranks_by_persistence_after_turn_one_and_tests_each_turn(runs, t
     assert cli_main(["compare", dirs[0], str(sb)]) == 2
 
 
-def test_report_and_score_read_a_stored_persistence_run(runs, capsys):
+def test_report_and_score_read_a_stored_persistence_run(runs, capsys, tmp_path):
     from stylebench.cli import main as cli_main
 
     res = runs[("reference", "volume")]
@@ -289,5 +289,5 @@ def test_report_and_score_read_a_stored_persistence_run(runs, capsys):
     again = json.loads(capsys.readouterr().out)
     assert again["protocol"] == "persistence" and again["cells"] == res.report["cells"]
     # a StyleBench-only command names the protocol in one line
-    assert cli_main(["export-ratings", str(res.store.root), "--out", "x"]) == 2
+    assert cli_main(["export-ratings", str(res.store.root), "--out", str(tmp_path / "x")]) == 2
     assert "is a persistence run" in capsys.readouterr().err
