@@ -257,7 +257,9 @@ def test_export_and_import_round_trip_scores_the_same_cells(runs, pset, tmp_path
     assert imported.report["cells"] == res.report["cells"]
 
 
-def test_compare_ranks_by_persistence_after_turn_one_and_tests_each_turn(runs, tmp_path, capsys):
+def test_compare_ranks_by_persistence_after_turn_one_and_tests_each_turn(
+    runs, tmp_path, capsys, standins
+):
     from stylebench.cli import main as cli_main
 
     dirs = [str(runs[(m, "volume")].store.root) for m in ("neutral", "forgetful", "reference")]
@@ -281,7 +283,7 @@ def test_compare_ranks_by_persistence_after_turn_one_and_tests_each_turn(runs, t
     assert cli_main(["compare", dirs[0], str(sb)]) == 2
 
 
-def test_report_and_score_read_a_stored_persistence_run(runs, capsys, tmp_path):
+def test_report_and_score_read_a_stored_persistence_run(runs, capsys, tmp_path, standins):
     from stylebench.cli import main as cli_main
 
     res = runs[("reference", "volume")]
