@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -35,13 +35,18 @@ from stylebench.audio import write_wav
 from stylebench.dialogues.builder import BUILDER_VERSION, load_contents, pool_file
 from stylebench.dialogues.card import card_markdown
 from stylebench.errors import BadValue, MissingFile
-from stylebench.records import DIMS, DIRECTIONS, EMOTIONS, LANGS, UserTurn
+from stylebench.metrics.dims.base import dimension
+from stylebench.records import DIMS, DIRECTIONS, LANGS, Sample, UserTurn
 from stylebench.synth.base import Synthesizer, Voice
 
 PROTOCOL = "persistence"
 PERSISTENCE_VERSION = "1"
 DEFAULT_N_TURNS = 4
 DEFAULT_PERSISTENCE_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0, "n_turns": 4}
+#: the two dialogues a run answers for every persistence sample
+ARMS = ("instructed", "control")
+#: a control dialogue's id: its sample's id and this suffix (records of the two never collide)
+CONTROL_SUFFIX = "-control"
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class PersistenceSample:
                 f"{where}: {n} turns but {len(self.control)} control turns, "
                 f"{len(self.pool_ids)} questions and {len(self.contents)} answers"
             )
-        if (self.dim == "emotion") != bool(self.emotion):
+        if bool(dimension(self.dim).groups) != bool(self.emotion):
             raise ValueError(f"{where}: an emotion sample names its emotion, no other does")
 
     @property
@@ -103,6 +108,64 @@ class PersistenceSample:
                 "control": tuple(UserTurn(**t) for t in d["control"]),
             }
         )
+
+
+@dataclass(frozen=True)
+class PersistenceArm(Sample):
+    """One of the two dialogues a run answers for a persistence sample, shaped as the
+    :class:`~stylebench.records.Sample` the run's stages walk (its turns are
+    :attr:`turn_numbers`, N of them).
+
+    ``arm`` is ``"instructed"`` (id: the sample's id) or ``"control"`` (id: the sample's id and
+    :data:`CONTROL_SUFFIX`), so the records of the two are keyed apart; ``base_id`` names the
+    sample. ``contents`` holds each turn's scripted answer (:meth:`content_of`); ``content`` is
+    turn 1's. Relevance is judged on every turn (``SRD_EVERY_TURN``).
+    """
+
+    contents: tuple[str, ...] = ()
+    arm: str = "instructed"
+    base_id: str = ""
+    protocol: str = PROTOCOL
+
+    PROTOCOL: ClassVar[str] = PROTOCOL
+    SRD_EVERY_TURN: ClassVar[bool] = True
+
+    def _check_turns(self) -> None:
+        if self.arm not in ARMS:
+            raise ValueError(f"{self.id}: arm {self.arm!r}, expected one of {ARMS}")
+        if len(self.turns) < 2 or len(self.contents) != len(self.turns):
+            raise ValueError(
+                f"{self.id}: {len(self.turns)} turns and {len(self.contents)} answers; "
+                "a persistence dialogue has at least 2 turns, one answer each"
+            )
+
+    @property
+    def instructed(self) -> bool:
+        return self.arm == "instructed"
+
+    def content_of(self, turn: int) -> str:
+        return self.contents[turn - 1]
+
+
+def arms_of(sample: PersistenceSample) -> tuple[PersistenceArm, PersistenceArm]:
+    """The instructed dialogue and the control dialogue of ``sample``, as a run answers them."""
+    common = {
+        "set_version": sample.set_version,
+        "dim": sample.dim,
+        "direction": sample.direction,
+        "lang": sample.lang,
+        "voice": sample.voice,
+        "content": sample.contents[0],
+        "emotion": sample.emotion,
+        "contents": sample.contents,
+        "base_id": sample.id,
+    }
+    return (
+        PersistenceArm(id=sample.id, turns=sample.turns, arm="instructed", **common),
+        PersistenceArm(
+            id=sample.id + CONTROL_SUFFIX, turns=sample.control, arm="control", **common
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -181,7 +244,8 @@ def plan_persistence(spec: PersistenceSpec, voices: dict[str, list[Voice]]) -> l
                 for i in range(spec.per_cell):
                     picks = rng.choice(len(contents), size=spec.n_turns, replace=False)
                     items = [contents[int(j)] for j in picks]
-                    emotion = EMOTIONS[i % len(EMOTIONS)] if dim == "emotion" else ""
+                    groups = dimension(dim).groups  # emotion: its six emotions, cycled
+                    emotion = groups[i % len(groups)] if groups else ""
                     instruction = options[int(rng.integers(len(options)))]
                     if emotion:
                         instruction = instruction.format(emotion=instr[dim]["names"][emotion])

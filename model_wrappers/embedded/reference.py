@@ -10,6 +10,10 @@ On emotion it is a prosodic approximation, not emotional speech: per step it cha
 surprised and fearful and towards lower arousal for sad and disgusted
 (:data:`stylebench.metrics.prosody.AROUSAL_SIGN`). A probe or a human rater may hear no emotion
 change at all; reports label it as such.
+
+In a persistence dialogue (docs/persistence.md) the style is asked for once, at turn 1: the
+reference speaks every turn of the instructed dialogue one step away from neutral, and every
+turn of the control dialogue neutrally. Its persistence should be near 100% at every turn.
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ class ReferenceModel(TTSModel):
     def respond_scripted(
         self, history: Sequence[Turn], user_turn: Turn, decode: DecodeConfig, script: Script
     ) -> Turn:
-        steps = replies_so_far(history)
+        if script.protocol == "persistence":  # asked once at turn 1, kept on every turn
+            steps = 1 if script.instructed else 0
+        else:  # StyleBench: one step further at every turn that asks for it
+            steps = replies_so_far(history)
         style = step_style(script.dim, script.direction, steps, self.step, script.emotion)
         return self.speak(script.content, script.lang, style)

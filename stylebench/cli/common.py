@@ -172,7 +172,12 @@ def format_option(choices: tuple[str, ...] = FORMATS, help: str = "printed repor
 
 def print_report(report: dict[str, Any], fmt: str) -> None:
     """Write the report to stdout in ``fmt`` (each format with its own escaping)."""
-    from stylebench.report.formats import render
+    if report.get("protocol") == "persistence":  # docs/persistence.md
+        from stylebench.report.persistence import render
 
-    text = render(report, fmt)
+        text = render(report, fmt)
+    else:
+        from stylebench.report.formats import render
+
+        text = render(report, fmt)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -63,12 +64,22 @@ def params() -> list[Any]:
 
 
 def main(args: Args) -> int:
-    import json
-
     from stylebench.compare.command import compare_command
 
     if not 0.0 < args.alpha < 1.0:
         raise BadValue(f"--alpha must be in (0, 1), got {args.alpha}")
+    kinds = {_is_persistence(r) for r in args.runs}
+    if kinds == {True, False}:
+        raise BadValue("persistence runs and StyleBench runs cannot be compared with each other")
+    if kinds == {True}:  # docs/persistence.md#comparing-runs
+        from stylebench.compare.persistence import compare_persistence_runs
+
+        result, md, out = compare_persistence_runs(list(args.runs), args.out)
+        sys.stdout.write(
+            md if args.format == "md" else json.dumps(result, indent=2, sort_keys=True) + "\n"
+        )
+        print(f"stylebench: comparison written to {out}", file=sys.stderr)
+        return 0
     result, md, out = compare_command(
         list(args.runs),
         out=args.out,
@@ -87,3 +98,17 @@ def main(args: Args) -> int:
     )
     print(f"stylebench: comparison written to {out}", file=sys.stderr)
     return 0
+
+
+def _is_persistence(run_dir: str) -> bool:
+    """Whether the folder's manifest names a persistence run (a folder that is no run is left
+    for the comparison to refuse with its own message)."""
+    from pathlib import Path
+
+    from stylebench.pipeline.run_parts import is_persistence_run
+
+    path = Path(run_dir) / "manifest.json"
+    try:
+        return is_persistence_run(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, AttributeError):
+        return False

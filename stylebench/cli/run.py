@@ -20,6 +20,13 @@ HELP = "run a model on a dialogue set and score it (resumable)"
 def params() -> list[Any]:
     return [
         option("--config", help="TOML or JSON file of run settings (CLI flags win)"),
+        option(
+            "--set",
+            "set_",
+            help="dialogue set: a folder, `default` (the built-in StyleBench set) or "
+            "`persistence` (the built-in persistence set, docs/persistence.md); "
+            "the same as --dialogues",
+        ),
         format_option(),
         *config_options("run"),
     ]
@@ -27,9 +34,15 @@ def params() -> list[Any]:
 
 def main(args: Args) -> int:
     from stylebench.config import resolve_config
+    from stylebench.errors import BadValue
     from stylebench.pipeline.commands import run
 
-    cfg = resolve_config(overrides(args, "run"), args.config)
+    given = overrides(args, "run")
+    if args.set_ is not None:
+        if "dialogues" in given and given["dialogues"] != args.set_:
+            raise BadValue("--set and --dialogues name the same thing; pass one of them")
+        given["dialogues"] = args.set_
+    cfg = resolve_config(given, args.config)
     result = run(cfg, progress=not args.no_progress)
     print_report(result.report, args.format)
     print(f"[stylebench] run folder: {result.store.root}", file=sys.stderr)

@@ -11,18 +11,15 @@ folder at once.
 from __future__ import annotations
 
 import logging
-import shutil
 from collections import defaultdict
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stylebench.config import RunConfig, flatten, resolve_config
-from stylebench.errors import BadValue, UserError
+from stylebench.config import RunConfig
+from stylebench.errors import BadValue
 from stylebench.executors.base import make_executor
-from stylebench.pipeline import gate
 from stylebench.pipeline.manifest import (
     Identity,
     check_identity,
@@ -33,33 +30,23 @@ from stylebench.pipeline.manifest import (
 )
 from stylebench.pipeline.reporting import extractor_names, report
 from stylebench.pipeline.respond import ReplyLimits, RespondStage
-from stylebench.pipeline.respond_job import ModelSpec
+from stylebench.pipeline.run_parts import (
+    RunResult,
+    dropped_if_empty_on_user_error,
+    is_persistence_run,
+    judge_entry,
+    model_spec,
+    stored_config,
+)
 from stylebench.pipeline.runner import measure
 from stylebench.pipeline.scored import ScoredRun, score_run
 from stylebench.pipeline.stage import run_stage
-from stylebench.pipeline.stages import RESPOND, STAGES
+from stylebench.pipeline.stages import RESPOND
 from stylebench.pipeline.timings import Invocation
 from stylebench.records import Key, RespondRecord, Sample
-from stylebench.store import LOCK_NAME, RunStore
+from stylebench.store import RunStore
 
 log = logging.getLogger(__name__)
-#: executor settings a stored run's config does not pass on (how the ASR decoded does: it is
-#: part of the transcripts' key; how many replies it decoded at once is not, nor does it change one)
-WHERE_IT_RAN = (
-    "executor",
-    "ray_address",
-    "workers",
-    "gpus_per_worker",
-    "feature_workers",
-    "asr_workers",
-)
-
-
-@dataclass(frozen=True)
-class RunResult:
-    store: RunStore
-    report: dict[str, Any]
-    counts: dict[str, dict[str, int]]
 
 
 def load_dialogues(cfg: RunConfig) -> tuple[list[Sample], Path, str]:
@@ -95,41 +82,16 @@ def select_samples(
     return chosen
 
 
-def model_spec(cfg: RunConfig, log_path: Path | None = None) -> ModelSpec:
-    """How to build the wrapper for ``cfg.model``: in process, or in ``cfg.worker_python``'s env."""
-    return ModelSpec(
-        cfg.model,
-        dict(cfg.model_args),
-        cfg.worker_python,
-        cfg.turn_timeout_s,
-        None if log_path is None else str(log_path),
-    )
+def persistence_root(cfg: RunConfig) -> Path | None:
+    """The persistence set ``cfg.dialogues`` names (``persistence``: the cached default one),
+    or None for a StyleBench set."""
+    from stylebench.dialogues.persistence import default_persistence_set_path, is_persistence_set
 
-
-def judge_entry(cfg: RunConfig) -> dict[str, Any]:
-    """The manifest's ``judge``: the judge's ``describe()`` (it is built once per process and
-    settings, so the judge stage gets the same one), or why there is none."""
-    why = gate.skip_reason(cfg)
-    return (
-        {"backend": cfg.judge.judge, "skipped": why}
-        if why
-        else gate.required_judge(cfg.judge).describe()
-    )
-
-
-@contextmanager
-def _dropped_if_empty_on_user_error(root: Path, fresh: bool) -> Iterator[None]:
-    """A run folder this call made is removed (after its lock) when a user error ends the call
-    and only its lock and empty files are left in it (a bad ``--model-arg``: nothing to resume). A worker log
-    with text in it is kept: it says why the model did not start."""
-    try:
-        yield
-    except UserError:
-        if fresh and root.is_dir():
-            left = [f for f in root.iterdir() if f.name != LOCK_NAME]
-            if all(f.is_file() and f.stat().st_size == 0 for f in left):
-                shutil.rmtree(root, ignore_errors=True)
-        raise
+    if cfg.dialogues == "persistence":
+        return default_persistence_set_path()
+    if cfg.dialogues != "default" and is_persistence_set(cfg.dialogues):
+        return Path(cfg.dialogues)
+    return None
 
 
 def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
@@ -138,6 +100,11 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
     from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
 
+    proot = persistence_root(cfg)
+    if proot is not None:  # the persistence protocol (docs/persistence.md)
+        from stylebench.pipeline.persistence import run_persistence
+
+        return run_persistence(cfg, proot, progress=progress)
     inv = Invocation("run")
     setup = inv.start("setup")
     if not (cfg.worker_python and ":" in cfg.model):  # a worker may import module:Class
@@ -164,7 +131,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
         ) from None
     with (
-        _dropped_if_empty_on_user_error(store.root, fresh),
+        dropped_if_empty_on_user_error(store.root, fresh),
         store.lock("stylebench run"),
         make_executor(cfg.executor) as executor,
     ):
@@ -301,18 +268,12 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
     overrides = overrides or {}
     store = RunStore(run_dir)
     manifest = read_run_manifest(store)
-    base = flatten(manifest["config"])
-    for spec in STAGES:
-        for name, options in spec.backend_options:
-            if overrides.get(name) not in (
-                None,
-                base.get(name),
-            ):  # another backend: drop its options
-                for key in options:
-                    base.pop(key, None)
-    for key in WHERE_IT_RAN:  # where the stored run's work ran is not where this one runs
-        base.pop(key, None)
-    cfg = resolve_config(overrides, base=base)
+    if is_persistence_run(manifest):
+        raise BadValue(
+            f"{store.root} is a persistence run; this command reads StyleBench runs only "
+            "(docs/persistence.md: `stylebench score` and `report` read both)"
+        )
+    cfg = stored_config(manifest, overrides)
     samples_all, set_root, checksum = load_dialogues(cfg)
     if checksum != manifest["dialogues"]["checksum"]:
         raise BadValue(
@@ -327,6 +288,10 @@ def open_stored(run_dir: Path | str, overrides: dict[str, Any] | None = None) ->
 def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = True) -> RunResult:
     """Re-transcribe / re-measure / re-judge / re-score a stored run with new settings; the model
     is never called."""
+    if is_persistence_run(read_run_manifest(RunStore(run_dir))):
+        from stylebench.pipeline.persistence import rescore_persistence
+
+        return rescore_persistence(run_dir, overrides, progress=progress)
     inv = Invocation("score")
     setup = inv.start("setup")
     run = open_stored(run_dir, overrides)
@@ -358,6 +323,10 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
 
 def report_only(run_dir: Path | str) -> RunResult:
     """Rebuild the report files from the current stored records."""
+    if is_persistence_run(read_run_manifest(RunStore(run_dir))):
+        from stylebench.pipeline.persistence import rescore_persistence
+
+        return rescore_persistence(run_dir, {}, compute=False)
     run = open_stored(run_dir)
     with run.store.lock("stylebench report"):
         return RunResult(run.store, report(score_stored(run)), {})

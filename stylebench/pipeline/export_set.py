@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig
+from stylebench.dialogues.persistence import PersistenceArm
 from stylebench.errors import BadValue, FileClash
 from stylebench.pipeline.reply_folder import AUDIO_SUFFIXES, META_NAME
-from stylebench.records import TURNS, Sample
+from stylebench.records import Sample
 
 LAYOUT_VERSION = 1
 RUN_FIELDS = RunConfig.__dataclass_fields__  # the selection flags' defaults are the config's
@@ -57,6 +58,21 @@ Then score them:
 
 set.json lists the same for scripts: each sample's dimension, direction, language and files.
 See docs/import.md of stylebench for the whole procedure.
+"""
+
+
+PLAIN_TURNS = """\
+Each folder <sample_id>/ is one conversation of three turns:
+
+  user1.wav  user1.txt   turn 1: a question (audio, and what it says)
+  user2.wav  user2.txt   turn 2: asks for the answer again, spoken with a change of style
+  user3.wav  user3.txt   turn 3: asks for a further change in the same direction
+"""
+PERSISTENCE_TURNS = """\
+A persistence set (docs/persistence.md): each sample is two conversations, answered apart.
+<sample_id>/ is the instructed one: user1 asks for a speaking style once, then a question;
+user2..userN are ordinary questions. <sample_id>-control/ asks the same questions with no
+style request. Each turn is userN.wav (audio) and userN.txt (what it says).
 """
 
 
@@ -102,6 +118,7 @@ def _set_json(
         "dims": sorted({s.dim for s in samples}),
         "directions": sorted({s.direction for s in samples}),
         "meta_file": META_NAME,
+        **({"protocol": "persistence"} if samples[0].PROTOCOL == "persistence" else {}),
         "samples": [
             {
                 "id": s.id,
@@ -109,7 +126,8 @@ def _set_json(
                 "direction": s.direction,
                 "lang": s.lang,
                 **({"emotion": s.emotion} if s.emotion else {}),
-                "turns": [files(s, k) for k in TURNS],
+                **({"arm": s.arm, "sample": s.base_id} if isinstance(s, PersistenceArm) else {}),
+                "turns": [files(s, k) for k in s.turn_numbers],
             }
             for s in samples
         ],
@@ -126,14 +144,17 @@ def _readme(cfg: RunConfig, samples: Sequence[Sample], set_root: Path, checksum:
         )
         if value != default
     )
-    return README.format(
+    readme = README
+    if samples[0].PROTOCOL == "persistence":
+        readme = README.replace(PLAIN_TURNS, PERSISTENCE_TURNS)
+    return readme.format(
         set_path=set_root,
         checksum=checksum,
         dims=", ".join(cfg.dims),
         langs=", ".join(cfg.langs),
         limit=f"at most {cfg.limit} per cell" if cfg.limit else "every sample",
         n=len(samples),
-        n_turns=3 * len(samples),
+        n_turns=sum(len(s.turns) for s in samples),
         set_arg=cfg.dialogues,
         select=select,
     )
@@ -146,15 +167,22 @@ def export_set(cfg: RunConfig, out: Path | str) -> ExportResult:
         BadValue: a sample id that cannot be a folder name. FileClash: ``out`` is a file, or a
             file there holds other bytes than the export would write (nothing is written then).
     """
-    from stylebench.pipeline.commands import load_dialogues, select_samples
+    from stylebench.pipeline.commands import load_dialogues, persistence_root, select_samples
 
-    samples_all, set_root, checksum = load_dialogues(cfg)
-    samples = select_samples(samples_all, cfg)
+    if (proot := persistence_root(cfg)) is not None:  # both dialogues of every sample
+        from stylebench.pipeline.persistence import select
+
+        sel = select(cfg, proot)
+        samples: list[Sample] = list(sel.arms)
+        set_root, checksum = proot, sel.checksum
+    else:
+        samples_all, set_root, checksum = load_dialogues(cfg)
+        samples = select_samples(samples_all, cfg)
     root = Path(out)
     files: dict[Path, bytes] = {}
     for s in samples:
         check_sample_id(s.id)
-        for k in TURNS:
+        for k in s.turn_numbers:
             t = s.turns[k - 1]
             files[root / s.id / f"user{k}.wav"] = (set_root / t.audio).read_bytes()
             files[root / s.id / f"user{k}.txt"] = (t.text + "\n").encode("utf-8")

@@ -25,7 +25,7 @@ from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
 from stylebench.pipeline.stage import PROVENANCE, Unit
-from stylebench.records import TURNS, FeatureRecord, Key, RespondRecord, Sample, TranscriptRecord
+from stylebench.records import FeatureRecord, Key, RespondRecord, Sample, TranscriptRecord
 from stylebench.store import RunStore
 
 #: the respond record's ``raw`` key a wrapper sets when its reply stopped at the model's token
@@ -61,7 +61,7 @@ class FeaturesStage:
         for s in self.samples:
             reps = {
                 k: r
-                for k in TURNS
+                for k in s.turn_numbers
                 if (r := self.replies.get((s.id, k))) is not None and r.status == "ok"
             }
             trs = {k: t for k in reps if (t := self.transcripts.get((s.id, k))) is not None}

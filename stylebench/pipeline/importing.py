@@ -36,7 +36,7 @@ from stylebench.pipeline.keys import Identity, turn_fp
 from stylebench.pipeline.reply_folder import ReplyFolder, TurnFiles, scan
 from stylebench.pipeline.respond import ReplyLimits, RespondStage
 from stylebench.pipeline.stage import Unit, is_ok
-from stylebench.records import TURNS, DecodeConfig, Key, RespondRecord, Sample
+from stylebench.records import DecodeConfig, Key, RespondRecord, Sample
 from stylebench.store import RunStore
 
 #: ``identity.model.kind`` of an imported run
@@ -230,7 +230,7 @@ class ImportStage:
         s: Sample = unit.payload
         prior: list[str] = []
         broken = False
-        for k in TURNS:
+        for k in s.turn_numbers:
             fp = turn_fp(self.identity, s, k, prior)
             rec = done.get((s.id, k))
             if not (is_ok(rec) and rec.fp == fp):
@@ -295,7 +295,9 @@ def _problems(
             f"--limit; left out: {shown}"
         )
     for s in samples:
-        errors = [r.error for k in TURNS if (r := records.get((s.id, k))) and r.status != "ok"]
+        errors = [
+            r.error for k in s.turn_numbers if (r := records.get((s.id, k))) and r.status != "ok"
+        ]
         out += list(dict.fromkeys(errors))
     return out
 
@@ -311,7 +313,12 @@ def import_replies(
             another set or was imported from other files.
     """
     from stylebench.executors.base import make_executor
-    from stylebench.pipeline.commands import judge_entry, load_dialogues, select_samples
+    from stylebench.pipeline.commands import (
+        judge_entry,
+        load_dialogues,
+        persistence_root,
+        select_samples,
+    )
     from stylebench.pipeline.manifest import (
         check_identity,
         dialogues_entry,
@@ -324,13 +331,25 @@ def import_replies(
     from stylebench.pipeline.stage import run_stage
 
     check_name(cfg.model)
-    samples_all, set_root, checksum = load_dialogues(cfg)
-    samples = select_samples(samples_all, cfg)
+    if (proot := persistence_root(cfg)) is not None:  # both dialogues of every sample
+        from stylebench.dialogues.persistence import arms_of, load_persistence_set
+        from stylebench.pipeline.persistence import select
+
+        sel = select(cfg, proot)
+        samples: list[Sample] = list(sel.arms)
+        set_root, checksum = proot, sel.checksum
+        every, _ = load_persistence_set(proot, check_audio=False)
+        samples_all: list[Sample] = [a for s in every for a in arms_of(s)]
+    else:
+        sel = None
+        samples_all, set_root, checksum = load_dialogues(cfg)
+        samples = select_samples(samples_all, cfg)
     folder = scan(folder_path, samples_all)
     if not any((folder.root / s.id).is_dir() for s in samples):
         raise BadValue(nothing_selected(folder.root, samples, samples_all, cfg))
     identity = imported_identity(cfg.model, folder, cfg.decode)
-    store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
+    prefix = "persist-" if sel is not None else ""
+    store = RunStore(Path(cfg.out) / (cfg.run_id or prefix + cfg.default_run_id(checksum)))
     with store.lock("stylebench import-replies"), make_executor(cfg.executor) as executor:
         if store.exists():
             manifest = read_run_manifest(store)
@@ -350,7 +369,13 @@ def import_replies(
             store,
             cfg,
             identity,
-            dialogues_entry(set_root, checksum, samples),
+            dialogues_entry(set_root, checksum, samples)
+            if sel is None
+            else {
+                **dialogues_entry(set_root, checksum, samples),
+                "protocol": "persistence",
+                "n_selected": len(sel.samples),
+            },
             model=manifest_model(identity, folder),
             judge=judge_entry(cfg),
             extractors=extractor_names(cfg),
@@ -361,15 +386,34 @@ def import_replies(
             store, samples, set_root, identity, folder, limits=limits, strict=cfg.strict
         )
         responded = run_stage(store, stage, strict=cfg.strict, progress=progress)
-        measured = measure(
-            store, samples, cfg, responded.records, progress=progress, executor=executor
-        )
+        if sel is None:
+            measured = measure(
+                store, samples, cfg, responded.records, progress=progress, executor=executor
+            )
+            scored = report(score_run(store, samples, cfg, measured))
+        else:
+            from stylebench.pipeline.persistence import PERSISTENCE_STAGES, score_and_report
+
+            measured = measure(
+                store,
+                samples,
+                cfg,
+                responded.records,
+                progress=progress,
+                executor=executor,
+                only=PERSISTENCE_STAGES,
+            )
+            scored = score_and_report(store, sel, cfg, measured.records, read_run_manifest(store))
         measured.counts["respond"] = responded.counts
-        scored = report(score_run(store, samples, cfg, measured))
         problems = _problems(folder, samples, responded.records)
         n_ok = sum(is_ok(r) for r in responded.records.values())
         return ImportResult(
-            store, scored, measured.counts, tuple(problems), n_ok, len(samples) * len(TURNS)
+            store,
+            scored,
+            measured.counts,
+            tuple(problems),
+            n_ok,
+            sum(len(s.turn_numbers) for s in samples),
         )
 
 

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
-from stylebench.records import TURNS, JudgeRecord, Key, RespondRecord, Sample, TranscriptRecord
+from stylebench.records import JudgeRecord, Key, RespondRecord, Sample, TranscriptRecord
 
 JUDGE_STAGE_VERSION = "1"
 SRD_TURN = 1
@@ -46,7 +46,7 @@ def sample_inputs(
 
     out: dict[str, tuple[str, dict[int, str]]] = {}
     for s in samples:
-        ok = {k: r for k in TURNS if (r := replies.get((s.id, k))) and r.status == "ok"}
+        ok = {k: r for k in s.turn_numbers if (r := replies.get((s.id, k))) and r.status == "ok"}
         chan = {k: r.text for k, r in ok.items()}
         if transcripts is None:
             out[s.id] = ("text", chan)
@@ -74,7 +74,7 @@ def language_notes(
 
     out: dict[Key, str] = {}
     for s in samples:
-        for k in TURNS:
+        for k in s.turn_numbers:
             t = (transcripts or {}).get((s.id, k))
             spoken = getattr(t, "spoken_lang", "") if t is not None and t.status == "ok" else ""
             if spoken and t is not None and language_mismatch(s.lang, spoken, t.declared_lang_p):
@@ -100,15 +100,21 @@ def plan_requests(
         source, text = inputs[s.id]
         kind = "transcript" if source == "transcript" else "text"
         jfp = fingerprint("judge", JUDGE_STAGE_VERSION, judge_desc, kind)
-        said = {k: (notes or {}).get((s.id, k), "") if kind == "transcript" else "" for k in TURNS}
+        turns = s.turn_numbers
+        said = {k: (notes or {}).get((s.id, k), "") if kind == "transcript" else "" for k in turns}
         asks = {}
-        if 1 in text:
+        if s.SRD_EVERY_TURN:  # persistence: each reply must answer its own question
+            for k in turns:
+                if k in text:
+                    note = (said[k],) if said[k] else ()
+                    asks[k] = JudgeRequest("srd", s.lang, ((s.turns[k - 1].text, text[k]),), note)
+        elif 1 in text:
             first = (said[1],) if said[1] else ()
             asks[SRD_TURN] = JudgeRequest("srd", s.lang, ((s.turns[0].text, text[1]),), first)
-        if len(text) == 3:
-            every = tuple(said[k] for k in TURNS) if any(said.values()) else ()
+        if len(text) == 3 and not s.SRD_EVERY_TURN:
+            every = tuple(said[k] for k in turns) if any(said.values()) else ()
             asks[MRD_TURN] = JudgeRequest(
-                "mrd", s.lang, tuple((s.turns[k - 1].text, text[k]) for k in TURNS), every
+                "mrd", s.lang, tuple((s.turns[k - 1].text, text[k]) for k in turns), every
             )
         for turn, req in asks.items():
             plan[(s.id, turn)] = (fingerprint(jfp, req.fields()), req)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
@@ -198,7 +198,7 @@ def write_manifest(
     )
 
 
-def dialogues_entry(set_root: Path, checksum: str, samples: list[Sample]) -> dict[str, Any]:
+def dialogues_entry(set_root: Path, checksum: str, samples: Sequence[Sample]) -> dict[str, Any]:
     card = set_root / "set_card.json"
     return {
         "path": str(set_root),

@@ -170,12 +170,14 @@ def scan(root: Path | str, samples: Sequence[Sample]) -> ReplyFolder:
             why = f"{s.id}: the sample's folder lies outside {root} (a symlink or '..')"
         elif not folder.is_dir():
             why = f"{s.id}: is a file, not a folder of replies"
-        for k in TURNS:
+        for k in s.turn_numbers:
             turns[(s.id, k)] = (
                 TurnFiles(s.id, k, problem=why) if why else _turn_files(root, s.id, k, found)
             )
-    known = {f"turn{k}{ext}" for k in TURNS for ext in (*AUDIO_SUFFIXES, ".txt")}
-    known |= set(USER_FILES)
+    most = max((len(s.turns) for s in samples), default=len(TURNS))
+    every = range(1, max(most, len(TURNS)) + 1)  # a persistence set's dialogues have N turns
+    known = {f"turn{k}{ext}" for k in every for ext in (*AUDIO_SUFFIXES, ".txt")}
+    known |= set(USER_FILES) | {f"user{k}{ext}" for k in every for ext in (".wav", ".txt")}
     notes = []
     for entry in sorted(root.iterdir()):
         if entry.name in (META_NAME, *EXPORT_NAMES) or entry.name.startswith("."):

@@ -26,7 +26,7 @@ from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
 from stylebench.pipeline.respond_job import ReplyLimits, ReplyOut, RespondJob, plain_json, script_of
 from stylebench.pipeline.stage import Unit, is_ok, repeated
-from stylebench.records import TURNS, Key, RespondRecord, Sample, Turn
+from stylebench.records import Key, RespondRecord, Sample, Turn
 from stylebench.store import RunStore
 
 __all__ = ["ReplyLimits", "RespondStage", "plain_json", "script_of", "user_turn_of"]
@@ -69,14 +69,14 @@ class RespondStage:
         self.limits, self.strict, self.model_spec = limits, strict, model_spec
 
     def plan(self) -> list[Unit]:
-        keys = [(s.id, k) for s in self.samples for k in TURNS]
+        keys = [(s.id, k) for s in self.samples for k in s.turn_numbers]
         index = self.store.index(self.name, keys)
         units = []
         for s in self.samples:
             fps: dict[Key, str] = {}
             prior: list[str] = []
             broken = False
-            for k in TURNS:
+            for k in s.turn_numbers:
                 # a turn's key covers the replies before it; after a turn that is not ok, the
                 # later turns are keyed as compute() keys their "not asked" records
                 fps[(s.id, k)] = fp = turn_fp(self.identity, s, k, prior)
@@ -91,7 +91,7 @@ class RespondStage:
     def job(self, unit: Unit, done: Mapping[Key, Any]) -> RespondJob:
         """The unit's sample with its user audio and earlier ok replies, by path."""
         s: Sample = unit.payload
-        mine = {k: r for k in TURNS if (r := done.get((s.id, k))) is not None}
+        mine = {k: r for k in s.turn_numbers if (r := done.get((s.id, k))) is not None}
         replies = {
             k: Blob(f"reply/{Path(r.audio).name}", path=str(self.store.root / r.audio))
             for k, r in mine.items()
@@ -115,7 +115,9 @@ class RespondStage:
         s: Sample = unit.payload
         for out in outcomes:
             rec = out.record
-            prior = [r.sha256 for j in TURNS[: rec.turn - 1] if is_ok(r := done.get((s.id, j)))]
+            prior = [
+                r.sha256 for j in s.turn_numbers[: rec.turn - 1] if is_ok(r := done.get((s.id, j)))
+            ]
             if len(prior) == rec.turn - 1 and rec.fp != turn_fp(self.identity, s, rec.turn, prior):
                 continue
             if out.wav is None or repeated(done, rec):

@@ -27,7 +27,7 @@ from stylebench.errors import BadValue
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
 from stylebench.pipeline.stage import PROVENANCE
-from stylebench.records import TURNS, RespondRecord, Sample, Turn, validate_record
+from stylebench.records import RespondRecord, Sample, Turn, validate_record
 
 log = logging.getLogger(__name__)
 _RUN_FIELDS = RunConfig.__dataclass_fields__  # the limits' defaults are the config's
@@ -81,7 +81,16 @@ def script_of(sample: Sample, k: int) -> Any:
     """The answer key of turn ``k``, for embedded calibration models only."""
     from stylebench.model_wrappers.base import Script
 
-    return Script(sample.content, sample.dim, sample.direction, sample.lang, sample.emotion, k)
+    return Script(
+        sample.content_of(k),
+        sample.dim,
+        sample.direction,
+        sample.lang,
+        sample.emotion,
+        k,
+        protocol=sample.PROTOCOL,
+        instructed=sample.instructed,
+    )
 
 
 def plain_json(value: Any) -> Any:
@@ -136,7 +145,7 @@ class RespondJob:
             history: list[Turn] = []
             prior: list[str] = []
             broken = ""
-            for k in TURNS:
+            for k in s.turn_numbers:
                 fp = turn_fp(self.identity, s, k, prior)
                 rec = self.done.get(k)
                 rec = rec if rec is not None and rec.fp == fp else None

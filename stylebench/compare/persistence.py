@@ -1,0 +1,219 @@
+"""``stylebench compare`` on persistence runs (docs/persistence.md#comparing-runs).
+
+Per turn k, every pair of models is tested on the samples scored in both runs at k (pooled over
+the selected dims, directions and languages): exact McNemar on whether the style persisted,
+Holm-adjusted over all the tests. The leaderboard ranks by mean persistence over turns 2..N
+(the mean over the (dim, direction, lang) cells of those turns); ``decay.png`` draws each
+model's decay curve, one panel per dim, side by side. Calibration rows are not run for you
+here: compare with runs of ``reference``, ``neutral`` and ``forgetful`` on the same selection.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stylebench.errors import BadValue
+from stylebench.records import DIMS
+from stylebench.scoring.cells import is_valid
+
+PLOT_NAME = "decay.png"
+
+
+def _outcomes(turns: Sequence[Any], thresholds: Any) -> dict[tuple[str, int], bool]:
+    """(sample id, turn) -> whether the style persisted, for the scored pairs."""
+    return {
+        (t.sample_id, t.turn): is_valid(t.dim, t.direction, t.control, t.instructed, thresholds)
+        for t in turns
+        if t.instructed is not None and t.control is not None
+    }
+
+
+def compare_persistence(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The comparison of ``runs`` (each: ``label``, ``checksum``, ``turns`` (paired turns),
+    ``thresholds``, ``cells`` (report cells), ``selection``).
+
+    Raises:
+        BadValue: fewer than two runs, runs of different sets or selections.
+    """
+    from stylebench.compare.paired import holm, mcnemar_exact
+    from stylebench.scoring.persistence import by_turn, mean_after_first
+
+    if len(runs) < 2:
+        raise BadValue("compare needs at least two persistence runs")
+    for r in runs[1:]:
+        for key in ("checksum", "selection"):
+            if r[key] != runs[0][key]:
+                raise BadValue(
+                    f"{r['label']} and {runs[0]['label']} differ in their {key} "
+                    f"({r[key]} vs {runs[0][key]}); compare runs of one set and selection"
+                )
+    outcomes = {r["label"]: _outcomes(r["turns"], r["thresholds"]) for r in runs}
+    n_turns = max((t.turn for r in runs for t in r["turns"]), default=0)
+    tests = []
+    for k in range(1, n_turns + 1):
+        for a, b in itertools.combinations([r["label"] for r in runs], 2):
+            shared = sorted(
+                sid for (sid, turn) in outcomes[a] if turn == k and (sid, turn) in outcomes[b]
+            )
+            if not shared:
+                continue
+            xa = [outcomes[a][(s, k)] for s in shared]
+            xb = [outcomes[b][(s, k)] for s in shared]
+            res = mcnemar_exact(xa, xb)
+            tests.append(
+                {
+                    "turn": k,
+                    "a": a,
+                    "b": b,
+                    "n": res.n,
+                    "a_only": res.n10,
+                    "b_only": res.n01,
+                    "persistence_a": round(100.0 * sum(xa) / len(xa), 2),
+                    "persistence_b": round(100.0 * sum(xb) / len(xb), 2),
+                    "p": res.p_value,
+                }
+            )
+    for t, p in zip(tests, holm([t["p"] for t in tests]), strict=True):
+        t["p_holm"] = p
+    board = []
+    for r in runs:
+        cells = r["cells_obj"]
+        m = mean_after_first(cells)
+        board.append(
+            {
+                "model": r["label"],
+                "mean_persistence_turns_2_on": None if m is None else round(m, 2),
+                "by_turn": {
+                    str(k): None if v is None else round(v, 2) for k, v in by_turn(cells).items()
+                },
+            }
+        )
+    board.sort(
+        key=lambda row: (
+            row["mean_persistence_turns_2_on"] is None,
+            -(row["mean_persistence_turns_2_on"] or 0.0),
+        )
+    )
+    return {
+        "protocol": "persistence",
+        "models": [r["label"] for r in runs],
+        "turns": list(range(1, n_turns + 1)),
+        "leaderboard": board,
+        "tests": tests,
+        "cells": {r["label"]: r["cells"] for r in runs},
+    }
+
+
+def render_md(result: dict[str, Any]) -> str:
+    turns = result["turns"]
+    lines = [
+        "# Persistence comparison",
+        "",
+        "Leaderboard by mean persistence over turns 2..N (docs/persistence.md).",
+        "",
+        "| model | mean persistence, turns 2.. | " + " | ".join(f"turn {k}" for k in turns) + " |",
+        "|---|---|" + "---|" * len(turns),
+    ]
+    for row in result["leaderboard"]:
+        m = row["mean_persistence_turns_2_on"]
+        per = [row["by_turn"].get(str(k)) for k in turns]
+        lines.append(
+            f"| {row['model']} | {'n/a' if m is None else f'{m:.0f}%'} | "
+            + " | ".join("n/a" if v is None else f"{v:.0f}%" for v in per)
+            + " |"
+        )
+    lines += [
+        "",
+        "## Paired tests per turn (exact McNemar on persisted or not; Holm over all tests)",
+        "",
+        "| turn | a | b | n | a only | b only | a | b | p (Holm) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for t in result["tests"]:
+        lines.append(
+            f"| {t['turn']} | {t['a']} | {t['b']} | {t['n']} | {t['a_only']} | {t['b_only']} | "
+            f"{t['persistence_a']:.0f}% | {t['persistence_b']:.0f}% | {t['p_holm']:.3g} |"
+        )
+    lines += ["", f"![decay curves]({PLOT_NAME})"]
+    return "\n".join(lines) + "\n"
+
+
+def plot_side_by_side(result: dict[str, Any], path: Path) -> Path:
+    """One panel per dim, one line per model: persistence per turn (mean over the dim's
+    direction and language cells); atomic PNG."""
+    from matplotlib.figure import Figure
+
+    from stylebench.atomic import replace_with
+
+    dims = [d for d in DIMS if any(c["dim"] == d for cs in result["cells"].values() for c in cs)]
+    fig = Figure(figsize=(4.2 * max(1, len(dims)), 3.6), layout="constrained")
+    axes = fig.subplots(1, max(1, len(dims)), squeeze=False)[0]
+    for ax, dim in zip(axes, dims, strict=False):
+        for model, cells in result["cells"].items():
+            xs, ys = [], []
+            for k in result["turns"]:
+                vals = [
+                    c["persistence"]
+                    for c in cells
+                    if c["dim"] == dim and c["turn"] == k and c["persistence"] is not None
+                ]
+                if vals:
+                    xs.append(k)
+                    ys.append(sum(vals) / len(vals))
+            ax.plot(xs, ys, marker="o", label=model)
+        ax.set_ylim(-5, 105)
+        ax.set_xticks(result["turns"])
+        ax.set_xlabel("turn")
+        ax.set_ylabel("persistence (%)")
+        ax.set_title(dim)
+        ax.legend(fontsize="small")
+    return replace_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
+
+
+def compare_persistence_runs(
+    run_dirs: Sequence[Path | str], out: Path | str | None = None
+) -> tuple[dict[str, Any], str, Path]:
+    """Load the stored persistence runs (nothing computed), compare them, write compare.json,
+    compare.md and decay.png into ``out`` (default: ``compare-persistence`` beside the first)."""
+    from stylebench.atomic import write_text
+    from stylebench.pipeline.persistence import paired, rescore_persistence
+    from stylebench.pipeline.score_config import thresholds_of
+    from stylebench.scoring.persistence import cell_dict, score_persistence
+
+    runs = []
+    for d in run_dirs:
+        st = rescore_persistence(d, {}, compute=False, write=False)
+        turns = paired(st.sel, st.cfg, st.records)
+        thr = thresholds_of(st.cfg)
+        cells = score_persistence(turns, thr, n_boot=st.cfg.score.n_boot, seed=st.cfg.decode.seed)
+        runs.append(
+            {
+                "label": st.cfg.model,
+                "checksum": st.sel.checksum,
+                "selection": [st.cfg.dim, st.cfg.lang, st.cfg.limit],
+                "turns": turns,
+                "thresholds": thr,
+                "cells_obj": cells,
+                "cells": [cell_dict(c) for c in cells],
+            }
+        )
+    labels = [r["label"] for r in runs]
+    if len(set(labels)) != len(labels):
+        raise BadValue(f"two runs of one model ({labels}); compare runs of different models")
+    result = compare_persistence(runs)
+    folder = Path(out) if out else Path(run_dirs[0]).parent / "compare-persistence"
+    folder.mkdir(parents=True, exist_ok=True)
+    md = render_md(result)
+    try:
+        plot_side_by_side(result, folder / PLOT_NAME)
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("matplotlib"):
+            raise
+        md += "\n_no plot: matplotlib is not installed (the [plot] extra)_\n"
+    write_text(folder / "compare.json", json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_text(folder / "compare.md", md)
+    return result, md, folder
