@@ -183,6 +183,13 @@ class PiperSynth:
         noise_scale, noise_w: override the voice config's ``inference`` values (both 0: the
             graph draws no noise, so the same text, voice and style give the same samples; the
             calibration models speak so).
+        native_rate: ``Style.rate`` through the voice's length scale (within
+            :data:`NATIVE_RATE`; a natural speed change, the default), or False: the voice
+            renders at its own rate and FFmpeg's tempo filter applies ``Style.rate`` afterwards.
+            A length-scale change re-renders the utterance, and its intonation with it: on the
+            derived voice ``en-f1`` a 1-1.5 % change moved the three-tracker pitch score by up
+            to 1.4 semitones, where the tempo filter moved it by 0.3 at most. ``neutral``'s
+            small rate jitter goes through the tempo filter for that reason.
     """
 
     name = "piper"
@@ -194,8 +201,14 @@ class PiperSynth:
         reference_gain_db: float | str = REFERENCE_GAIN_DB,
         noise_scale: float | str | None = None,
         noise_w: float | str | None = None,
+        native_rate: bool | str = True,
     ) -> None:
         self.files = PiperVoiceFiles.locate(voice)
+        if isinstance(native_rate, str):
+            if native_rate.lower() not in ("true", "false", "1", "0"):
+                raise BadValue(f"piper: native_rate must be true or false, got {native_rate!r}")
+            native_rate = native_rate.lower() in ("true", "1")
+        self.native_rate = bool(native_rate)
         self.config: dict[str, Any] = json.loads(self.files.config.read_text(encoding="utf-8"))
         inference = dict(self.config.get("inference", {}))
         for key, value in (("noise_scale", noise_scale), ("noise_w", noise_w)):
@@ -246,6 +259,7 @@ class PiperSynth:
             f"piper voice {self.files.onnx.name} ({self.config.get('dataset', '?')}, "
             f"{PACKAGE} {ver(PACKAGE)}), noise_scale {inf.get('noise_scale', 0.667)}, "
             f"noise_w {inf.get('noise_w', 0.8)}, onnxruntime {ver('onnxruntime')}"
+            + ("" if self.native_rate else ", rate by FFmpeg tempo after synthesis")
         )
 
     def speak(self, text: str, length_scale: float = 1.0) -> np.ndarray:
@@ -278,7 +292,7 @@ class PiperSynth:
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
         """Speak English ``text`` in ``voice`` with ``style``; float32 mono at the voice's rate."""
         rendering = Rendering.parse(voice.backend_voice)
-        native = min(max(style.rate, NATIVE_RATE[0]), NATIVE_RATE[1])
+        native = min(max(style.rate, NATIVE_RATE[0]), NATIVE_RATE[1]) if self.native_rate else 1.0
         wave = self.speak(text, length_scale=1.0 / native)
         if rendering.f0_st or rendering.formant_st:
             from stylebench.synth.zhtts import world_shift

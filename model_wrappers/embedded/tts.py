@@ -71,6 +71,8 @@ class TTSModel(ScriptedModel):
     """
 
     revision = "3"  # 3: piper English
+    #: piper speaks ``Style.rate`` through its length scale (``PiperSynth(native_rate=...)``)
+    piper_native_rate: bool = True
 
     def __init__(
         self,
@@ -94,7 +96,9 @@ class TTSModel(ScriptedModel):
         if tts_en == "piper":
             from stylebench.synth.piper import VOICES as EN_VOICES
 
-            en_synth = SYNTHESIZERS.load("piper")(noise_scale=0.0, noise_w=0.0)
+            en_synth = SYNTHESIZERS.load("piper")(
+                noise_scale=0.0, noise_w=0.0, native_rate=self.piper_native_rate
+            )
         else:
             EN_VOICES, en_synth = VOICES, EspeakSynth()
         if voice_en not in EN_VOICES:
