@@ -12,7 +12,11 @@ What is hashed, per run folder: every stage record file (``*.jsonl``, except ``t
 ``report.csv``, ``report.json``, ``report.md``; and ``compare.md`` / ``compare.json``. Two things are
 masked, both named here so that nothing else can hide a change:
 
-- ``elapsed_s`` in records: the model's own seconds for a turn, a measurement of this machine;
+- ``elapsed_s`` in records: seconds spent, a measurement of this machine;
+- ``cached`` in records: whether a judge verdict came from the judge cache (which the earlier
+  of two checks on one machine fills), not what the verdict is;
+- in ``compare.json``'s provenance: ``git`` (the commit that made each run) and
+  ``manifest_sha256`` (each run's manifest, which records that commit and its time);
 - the output folder's absolute path, replaced by ``<OUT>``, so two folders can be compared.
 
     python scripts/identity_check.py make --out /tmp/id-before      # on the old commit
@@ -31,7 +35,8 @@ import sys
 from pathlib import Path
 
 MODELS = ("reference", "neutral", "shuffled")
-MASKED_KEYS = frozenset({"elapsed_s"})
+MASKED_KEYS = frozenset({"elapsed_s", "cached"})
+PROVENANCE_KEYS = frozenset({"git", "manifest_sha256"})
 REPORT_FILES = ("report.csv", "report.json", "report.md")
 COMPARE_FILES = ("compare.md", "compare.json")
 
@@ -118,6 +123,8 @@ def make(out: Path) -> None:
 def _normalised(path: Path, out: Path) -> bytes:
     text = path.read_text(encoding="utf-8").replace(str(out.resolve()), "<OUT>")
     text = text.replace(str(out), "<OUT>")
+    if path.suffix == ".json":
+        text = json.dumps(_masked(json.loads(text)), sort_keys=True)
     if path.suffix == ".jsonl":
         lines = []
         for line in text.splitlines():
@@ -126,6 +133,14 @@ def _normalised(path: Path, out: Path) -> bytes:
                 lines.append(json.dumps({k: v for k, v in rec.items() if k not in MASKED_KEYS}))
         text = "\n".join(lines) + "\n"
     return text.encode("utf-8")
+
+
+def _masked(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items() if k not in PROVENANCE_KEYS}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 def hashes(out: Path) -> dict[str, str]:
