@@ -128,3 +128,12 @@ def test_shuffled_model_swaps_content_and_keeps_the_steps(tmp_path, monkeypatch)
     others = other_contents(content, "zh", 0)
     assert content not in others and others == other_contents(content, "zh", 0)
     assert len(set(others[1:3])) == 2 and all(re.search("[\u4e00-\u9fff]", o) for o in others)
+
+
+def test_a_step_that_needs_a_judge_says_so_in_one_line_with_judge_none() -> None:
+    from stylebench.config import JudgeConfig
+    from stylebench.errors import UserError
+    from stylebench.pipeline.gate import required_judge
+
+    with pytest.raises(UserError, match="--judge none"):
+        required_judge(JudgeConfig(judge="none"))

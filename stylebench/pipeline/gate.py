@@ -42,7 +42,7 @@ def required_judge(jc: JudgeConfig) -> Any:
     """
     judge = make_judge(jc)
     if judge is None:
-        raise ValueError("no relevance judge is set (--judge none)")
+        raise BadValue("no relevance judge is set (--judge none)")
     return judge
 
 
