@@ -63,7 +63,7 @@ def audio_seconds(paths: list[Path]) -> float:
 
 def ours(paths: list[Path]) -> float:
     from stylebench.audio import load_audio
-    from stylebench.pipeline.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
+    from stylebench.stages.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
 
     cfg = FeatureConfig()
     t0 = time.perf_counter()

@@ -57,7 +57,7 @@ def parse_sets(pairs: list[str]) -> dict[str, Any]:
 
 
 def timed_run(cfg: Any, profile: Any = None) -> float:
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     t0 = time.perf_counter()
     if profile is not None:
@@ -74,8 +74,8 @@ def read_back(root: Path, per_record_schema: bool) -> tuple[float, int]:
     """Seconds to collect every stage's current records of the run (as ``report`` does), and
     how many; ``per_record_schema`` resolves each record's type hints anew, as before the fix."""
     from stylebench import records
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.runner import measure
+    from stylebench.commands.runs import open_stored
+    from stylebench.stages.runner import measure
 
     stored = open_stored(root)
     cached = records._schema  # noqa: SLF001 - the baseline swaps the cache out, then back

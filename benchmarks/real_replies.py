@@ -54,7 +54,7 @@ def measure_wave(
     wave: np.ndarray, sr: int, lang: str, cache: Path, use_asr: bool, harvest: bool
 ) -> dict[str, Any]:
     """``analyse_reply``, the transcript and the reference F0s of one decoded reply."""
-    from stylebench.pipeline.measure import FeatureConfig, analyse_reply
+    from stylebench.stages.measure import FeatureConfig, analyse_reply
 
     out: dict[str, Any] = {"error": None, "part": None, "transcript": None, "refs": {}}
     out["refs"]["praat_alone_f0"] = refs.praat_mean_f0(wave, sr)
@@ -74,7 +74,7 @@ def measure_file(
 ) -> dict[str, Any]:
     """Decode and measure one reply file; a load error is the reply's result. Runs in a worker."""
     from stylebench.audio import AudioError, load_audio
-    from stylebench.pipeline.measure import ANALYSIS_SR
+    from stylebench.stages.measure import ANALYSIS_SR
 
     t0 = time.perf_counter()
     path = folder / entry["file"]
@@ -104,9 +104,9 @@ def score_sample(
     """Each turn's values, flags and per-dimension score (or why none) and the change from turn 1
     to turn 2, as a run scores one sample (copies of ``parts``: ``finish_sample`` updates them)."""
     from stylebench.metrics.dims.base import ScoreContext, dimension
-    from stylebench.pipeline.measure import finish_sample
     from stylebench.records import FeatureRecord
     from stylebench.scoring.cells import perceptual_change
+    from stylebench.stages.measure import finish_sample
 
     records = {k: r for k, t in trs.items() if (r := _record(t)) is not None}
     done = finish_sample(copy.deepcopy(parts), records, lang, texts)
@@ -236,7 +236,7 @@ def _pair_row(
 def _probes(folder: Path, cache: Path, use_asr: bool) -> list[dict[str, Any]]:
     """The synthetic non-speech controls, each measured and scored as a one-turn English reply."""
     from stylebench.audio import load_audio
-    from stylebench.pipeline.measure import ANALYSIS_SR
+    from stylebench.stages.measure import ANALYSIS_SR
 
     crop, start = None, None
     src = folder / CROP_SOURCE

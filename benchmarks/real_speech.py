@@ -85,9 +85,9 @@ def score_pair(
 ) -> dict[str, Any]:
     """Scores of a two-turn sample (original, copy) on every dimension, as a run scores them."""
     from stylebench.metrics.dims.base import ScoreContext, dimension
-    from stylebench.pipeline.measure import finish_sample
     from stylebench.records import FeatureRecord
     from stylebench.scoring.cells import perceptual_change
+    from stylebench.stages.measure import finish_sample
 
     done = finish_sample({1: a, 2: b}, trs, lang)
     feats, out = {}, {"errors": {}, "flags": {}, "values": {}, "scores": {}, "change": {}}
@@ -113,7 +113,7 @@ def measure_clip(
 ) -> dict[str, Any]:
     """Make the clip's copies and measure every (original, copy) pair. Runs in a worker."""
     from stylebench.audio import load_audio
-    from stylebench.pipeline.measure import ANALYSIS_SR, FeatureConfig, analyse_reply
+    from stylebench.stages.measure import ANALYSIS_SR, FeatureConfig, analyse_reply
 
     t0 = time.perf_counter()
     paths, info = make_versions(clip, todo, cache)

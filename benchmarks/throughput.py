@@ -48,8 +48,8 @@ def wav_hashes(root: Path) -> dict[str, str]:
 
 
 def timed_run(out: Path, **kw: Any) -> tuple[float, Any]:
+    from stylebench.commands.runs import run
     from stylebench.config import make_config
-    from stylebench.pipeline.commands import run
 
     t0 = time.perf_counter()
     res = run(make_config(out=str(out), run_id="r", **kw), progress=False)
@@ -60,11 +60,11 @@ def bench_features(src: Path, workers: int) -> None:
     """Features of the replies of run folder ``src``, in 1 process and in ``workers``."""
     import soundfile as sf
 
+    from stylebench.commands.runs import open_stored
     from stylebench.executors.serial import SerialExecutor
-    from stylebench.pipeline.commands import open_stored
-    from stylebench.pipeline.features import FeaturesStage
     from stylebench.pipeline.stage import run_stage
-    from stylebench.pipeline.stages import feature_config
+    from stylebench.stages.features import FeaturesStage
+    from stylebench.stages.registry import feature_config
     from stylebench.store import RunStore
 
     stored = open_stored(src)
@@ -125,9 +125,9 @@ def bench_run(root: Path, kw: dict[str, Any], workers: int) -> Path:
 def bench_asr(src: Path, batch: int, n_max: int) -> None:
     """Whisper base (CPU int8) on the replies of ``src``: one by one vs batched first passes."""
     from stylebench.audio import load_audio
+    from stylebench.commands.runs import open_stored
     from stylebench.executors.serial import cores
     from stylebench.metrics.asr.backends import FasterWhisperASR
-    from stylebench.pipeline.commands import open_stored
 
     stored = open_stored(src)
     lang = {s.id: s.lang for s in stored.samples}

@@ -119,10 +119,14 @@ class PersistenceArm(Sample):
     ``arm`` is ``"instructed"`` (id: the sample's id) or ``"control"`` (id: the sample's id and
     :data:`CONTROL_SUFFIX`), so the records of the two are keyed apart; ``base_id`` names the
     sample. ``contents`` holds each turn's scripted answer (:meth:`content_of`); ``content`` is
-    turn 1's. Relevance is judged on every turn (``SRD_EVERY_TURN``).
+    turn 1's. Relevance is judged on every turn (``SRD_EVERY_TURN``), against ``questions``
+    (:meth:`question_of`): each turn's bare question, the control's text. The style request
+    of instructed turn 1 is not content, so it is not what a reply must answer; and the two
+    dialogues' turn 1 are then judged against the same question.
     """
 
     contents: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
     arm: str = "instructed"
     base_id: str = ""
     protocol: str = PROTOCOL
@@ -138,6 +142,10 @@ class PersistenceArm(Sample):
                 f"{self.id}: {len(self.turns)} turns and {len(self.contents)} answers; "
                 "a persistence dialogue has at least 2 turns, one answer each"
             )
+        if self.questions and len(self.questions) != len(self.turns):
+            raise ValueError(
+                f"{self.id}: {len(self.turns)} turns but {len(self.questions)} questions"
+            )
 
     @property
     def instructed(self) -> bool:
@@ -145,6 +153,9 @@ class PersistenceArm(Sample):
 
     def content_of(self, turn: int) -> str:
         return self.contents[turn - 1]
+
+    def question_of(self, turn: int) -> str:
+        return self.questions[turn - 1] if self.questions else self.turns[turn - 1].text
 
 
 def arms_of(sample: PersistenceSample) -> tuple[PersistenceArm, PersistenceArm]:
@@ -158,6 +169,7 @@ def arms_of(sample: PersistenceSample) -> tuple[PersistenceArm, PersistenceArm]:
         "content": sample.contents[0],
         "emotion": sample.emotion,
         "contents": sample.contents,
+        "questions": tuple(t.text for t in sample.control),
         "base_id": sample.id,
     }
     return (

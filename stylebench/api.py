@@ -4,11 +4,11 @@ Four functions, each a thin layer over the code the command line runs, so a numb
 number the command prints:
 
 - :func:`load_run` — a stored run scored as ``stylebench report`` scores it
-  (:func:`stylebench.pipeline.commands.score_stored`): its cells, turns, samples and verdicts.
+  (:func:`stylebench.commands.runs.score_stored`): its cells, turns, samples and verdicts.
 - :func:`measure` — audio files measured as ``stylebench measure`` measures them
-  (:func:`stylebench.pipeline.files.measure_rows`).
+  (:func:`stylebench.commands.files.measure_rows`).
 - :func:`pairs` — pairs of files scored as ``stylebench pairs`` scores them
-  (:func:`stylebench.pipeline.pairs.run_pairs`).
+  (:func:`stylebench.commands.pairs.run_pairs`).
 - :func:`compare` — runs compared as ``stylebench compare`` compares them
   (:func:`stylebench.compare.command.comparison`), written nowhere unless asked.
 
@@ -43,9 +43,9 @@ from stylebench.records import JUDGEMENTS
 if TYPE_CHECKING:
     import pandas as pd
 
+    from stylebench.commands.pairs import PairsScored
+    from stylebench.commands.scored import ScoredRun
     from stylebench.compare.load import RunData
-    from stylebench.pipeline.pairs import PairsScored
-    from stylebench.pipeline.scored import ScoredRun
 
 EXTRA = "api"
 
@@ -78,7 +78,7 @@ def _split_ci(row: dict[str, Any], name: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class RunFrames:
     """A stored run's scores as DataFrames (see :func:`load_run`); ``scored`` is the
-    :class:`~stylebench.pipeline.scored.ScoredRun` they come from."""
+    :class:`~stylebench.commands.scored.ScoredRun` they come from."""
 
     scored: ScoredRun
     cells: pd.DataFrame
@@ -168,8 +168,8 @@ def load_run(path: Path | str) -> RunFrames:
         MissingFile: not a run folder. BadValue: its dialogue set changed since.
         MissingExtra: pandas is not installed.
     """
+    from stylebench.commands.runs import open_stored, score_stored
     from stylebench.compare.samples import outcomes
-    from stylebench.pipeline.commands import open_stored, score_stored
     from stylebench.scoring.cells import cell_dict
 
     pandas()
@@ -252,7 +252,7 @@ def measure(
             ``pitch_stat="median"``, ``speed_source="asr"``, ``f0_floor=60``).
 
     Returns:
-        Columns :func:`stylebench.pipeline.files.row_columns`: the file, its status and error
+        Columns :func:`stylebench.commands.files.row_columns`: the file, its status and error
         (a file that cannot be read is a row with the reason), duration and speech span, a
         column per dimension with its score on the linear scale (``pitch`` Hz, ``volume`` RMS
         amplitude, ``speed`` syllables per minute, an extension dimension in its own unit) and one
@@ -263,7 +263,7 @@ def measure(
         BadValue: a setting that does not apply, or a bad value. MissingExtra: pandas, or the
             ASR's extra.
     """
-    from stylebench.pipeline.files import measure_rows, row_columns
+    from stylebench.commands.files import measure_rows, row_columns
 
     pandas()
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
@@ -312,15 +312,15 @@ def pairs(
             ``volume_db``, ``speed_pct``, ...) and ``n_boot``.
 
     Returns:
-        :class:`PairFrames`: columns :data:`stylebench.pipeline.pairs.PAIR_COLUMNS` and
-        :data:`stylebench.pipeline.pairs.CELL_COLUMNS`.
+        :class:`PairFrames`: columns :data:`stylebench.commands.pairs.PAIR_COLUMNS` and
+        :data:`stylebench.commands.pairs.CELL_COLUMNS`.
 
     Raises:
         BadValue: a table with a missing column, an unknown dim or direction, a bad language,
             an empty path, a duplicate id or a path outside its folder (one line naming the
             row and column). MissingFile: no such CSV. MissingExtra: pandas.
     """
-    from stylebench.pipeline.pairs import (
+    from stylebench.commands.pairs import (
         CELL_COLUMNS,
         PAIR_COLUMNS,
         cell_rows,

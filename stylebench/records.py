@@ -87,6 +87,10 @@ class Sample:
         """What the scripted answer of ``turn`` says (a StyleBench sample: one content)."""
         return self.content
 
+    def question_of(self, turn: int) -> str:
+        """The user text a reply to ``turn`` is judged relevant to (SRD): the turn's text."""
+        return self.turns[turn - 1].text
+
     @staticmethod
     def from_dict(d: dict[str, Any]) -> Sample:
         turns = tuple(UserTurn(**t) for t in d["turns"])
@@ -222,7 +226,7 @@ class ProbeRecord:
 
 @dataclass(frozen=True)
 class CaptionRecord:
-    """A speaking-style caption of one reply (``pipeline.caption``); ``prompt`` names its file."""
+    """A speaking-style caption of one reply (``stages.caption``); ``prompt`` names its file."""
 
     sample_id: str
     turn: int

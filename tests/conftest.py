@@ -38,7 +38,7 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fresh_judges():
     """Each test builds its own judges: make_judge reuses a judge per process and settings, and
     tests swap judge classes and encoders for stand-ins."""
-    from stylebench.pipeline import gate
+    from stylebench.stages import gate
 
     gate._BUILT.clear()
     yield
@@ -74,7 +74,7 @@ def reference_run(small_set, tmp_path_factory):
     """One finished run (reference, volume, en, 2 samples, stand-in judge), built once."""
     from standins.judge import OverlapJudgeStandIn, cfg_for, install_standins
 
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     root = tmp_path_factory.mktemp("judge-base")
     with pytest.MonkeyPatch.context() as mp:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import stylebench
+from stylebench.commands.runs import run as run_pipeline
 from stylebench.config import make_config
 from stylebench.errors import MissingExtra
-from stylebench.pipeline.commands import run as run_pipeline
 
 pd = pytest.importorskip("pandas")
 

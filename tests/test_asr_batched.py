@@ -9,7 +9,7 @@ import pytest
 
 from stylebench.metrics.asr.batched import SR, layout, resumes
 from stylebench.pipeline.keys import fingerprint
-from stylebench.pipeline.transcribe import asr_variant, transcript_fp
+from stylebench.stages.transcribe import asr_variant, transcript_fp
 
 HAVE_BASE = all(
     importlib.util.find_spec(m) is not None
@@ -84,7 +84,7 @@ def test_whisper_decodes_with_one_blas_thread(tmp_path):
 
     from stylebench.metrics.asr.transcript import Transcript
     from stylebench.pipeline.blobs import Blob
-    from stylebench.pipeline.transcribe import TranscribeJob
+    from stylebench.stages.transcribe import TranscribeJob
 
     seen = []
 

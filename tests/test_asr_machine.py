@@ -17,9 +17,9 @@ import soundfile as sf
 from standins.judge import copy_of
 
 from stylebench.audio import load_audio, samples_sha256, sha256_file
+from stylebench.commands.runs import report_only, rescore
 from stylebench.metrics.asr import isa
-from stylebench.pipeline import transcribe
-from stylebench.pipeline.commands import report_only, rescore
+from stylebench.stages import transcribe
 
 LOG = """\
 [2026-12-02 05:21:01.334] [ctranslate2] [thread 9477] [info] CPU: AuthenticAMD (SSE4.1=true, AVX=true, AVX2=true, AVX512=true)

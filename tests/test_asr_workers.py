@@ -13,18 +13,18 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from stylebench.commands.runs import run
 from stylebench.config import make_config
 from stylebench.executors import serial
 from stylebench.metrics.asr.transcript import Transcript
-from stylebench.pipeline.commands import run
 from stylebench.pipeline.stage import Unit, run_stage
-from stylebench.pipeline.transcribe import (
+from stylebench.records import RespondRecord
+from stylebench.stages.transcribe import (
     AUTO_ASR_WORKERS_MAX,
     AsrSpec,
     TranscribeStage,
     asr_workers,
 )
-from stylebench.records import RespondRecord
 from stylebench.store import RunStore
 
 
@@ -157,7 +157,7 @@ def test_workers_share_the_cores_as_intra_op_threads(monkeypatch):
     one = AsrSpec("faster-whisper", "base", cores=8)()
     assert (one.concurrency, one.cpu_threads) == (1, 0)  # CTranslate2's own choice, as before
     # built through make_asr either way, so whatever is installed there is what runs
-    from stylebench.pipeline import transcribe
+    from stylebench.stages import transcribe
 
     calls = []
     monkeypatch.setattr(transcribe, "make_asr", lambda *a, **kw: calls.append((a, kw)))

@@ -81,7 +81,7 @@ def cases(tmp) -> list[tuple[str, list[str]]]:
 def walk_env(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a relative value such as --out nonsense lands here
     monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr("stylebench.pipeline.commands.run", _stop)
+    monkeypatch.setattr("stylebench.commands.runs.run", _stop)
     monkeypatch.setattr("stylebench.dialogues.builder.build_set", _stop)
     folder = tmp_path / "folder"
     folder.mkdir()

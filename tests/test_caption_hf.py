@@ -108,7 +108,7 @@ def test_caption_of_one_reply_is_deterministic(tiny_captioner, tmp_path):
 
 
 def test_a_run_captions_every_reply_in_process(tiny_captioner, small_set, tmp_path):
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     cfg = cfg_for(
         small_set,

@@ -14,12 +14,12 @@ import pytest
 from standins.judge import cfg_for
 from test_judge_openai import INJECTIONS
 
+from stylebench.commands.runs import run
 from stylebench.metrics.captions.base import CompareRequest, load_instruction
 from stylebench.metrics.captions.openai_api import OpenAICaptionJudge, OpenAIFleur
 from stylebench.metrics.judges.prompting import fence_json
-from stylebench.pipeline.caption import CAPTION_STAGE_VERSION
-from stylebench.pipeline.commands import run
 from stylebench.pipeline.keys import fingerprint
+from stylebench.stages.caption import CAPTION_STAGE_VERSION
 
 CAPTION = "The pitch is clearly higher than usual."
 VERDICT = '{"verdict": "increased", "reason": "the second caption says higher"}'
@@ -163,7 +163,7 @@ def test_openai_captioner_and_llm_judge_end_to_end_with_resume(small_set, tmp_pa
         server.bodies[n]["messages"][0]["content"][1]["text"]
         == "Describe the pitch in English, briefly."
     )
-    from stylebench.pipeline.commands import rescore
+    from stylebench.commands.runs import rescore
 
     m = len(server.bodies)  # another captioner on re-scoring: the openai one's options are dropped
     other = rescore(
@@ -222,7 +222,7 @@ def test_injections_in_captions_stay_fenced_and_cannot_flip_the_verdict(server):
 
 
 def test_caption_eval_of_a_run_fleur_ties_and_styleinstructcaps(small_set, tmp_path, server):
-    from stylebench.pipeline.caption_eval import EvalOptions, evaluate
+    from stylebench.commands.caption_eval import EvalOptions, evaluate
 
     res = run(_cfg(small_set, tmp_path, server.url, lang="all"), progress=False)
     server.verdict = (

@@ -9,9 +9,9 @@ import json
 import pytest
 from standins.judge import cfg_for
 
+from stylebench.commands.runs import rescore, run
 from stylebench.config import make_config
-from stylebench.pipeline.caption import self_caption_warning
-from stylebench.pipeline.commands import rescore, run
+from stylebench.stages.caption import self_caption_warning
 
 OFFLINE = {
     "dim": "pitch",
@@ -95,7 +95,7 @@ def test_a_captioner_that_is_the_subject_model_is_warned_about():
 
 def test_backend_options_it_does_not_take_are_refused_with_the_name():
     from stylebench.metrics.captions.base import CAPTION_JUDGES, CAPTIONERS
-    from stylebench.pipeline.caption import build
+    from stylebench.stages.caption import build
 
     with pytest.raises(ValueError, match="'openai' captioner.*bogus"):
         build(CAPTIONERS, "openai", "m", "http://127.0.0.1:1/v1", {"bogus": "1"}, "captioner")

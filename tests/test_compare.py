@@ -10,12 +10,12 @@ import shutil
 import pytest
 
 from stylebench.cli import main
+from stylebench.commands.runs import rescore
+from stylebench.commands.runs import run as run_pipeline
 from stylebench.compare.build import compare_runs
 from stylebench.compare.command import compare_command
 from stylebench.compare.load import check_compatible, load_run
 from stylebench.config import make_config
-from stylebench.pipeline.commands import rescore
-from stylebench.pipeline.commands import run as run_pipeline
 from stylebench.ratings.export import run_replies
 
 pytest.importorskip("statsmodels")

@@ -89,9 +89,9 @@ def test_a_manifest_that_is_not_utf8_or_not_samples_names_the_file(small_set, tm
 
 
 def test_a_run_checks_the_audio_of_the_samples_it_selects_only(small_set, tmp_path):
+    from stylebench.commands.runs import select_samples
     from stylebench.config import make_config
     from stylebench.errors import BadValue
-    from stylebench.pipeline.commands import select_samples
 
     root, first, _ = a_copy(small_set, tmp_path)
     wav = root / first["turns"][1]["audio"]

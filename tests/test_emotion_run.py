@@ -13,9 +13,9 @@ import pytest
 import soundfile as sf
 
 from stylebench.cli import main
+from stylebench.commands.runs import report_only, rescore, run
 from stylebench.config import make_config
 from stylebench.metrics.emotion_probe import LABELS, map_label, map_scores, saturation, top
-from stylebench.pipeline.commands import report_only, rescore, run
 from stylebench.scoring.emotion import emotion_report_block
 
 #: the calibration rows speak espeak-ng here, as the set does: the prosodic index's steps were
@@ -240,7 +240,7 @@ def test_probe_without_funasr_prints_the_install_hint(runs, monkeypatch, capsys)
 
 
 def test_agreement_with_imported_human_majorities(runs, emotion_set, monkeypatch):
-    from stylebench.pipeline.commands import open_stored, score_stored
+    from stylebench.commands.runs import open_stored, score_stored
 
     stand_in = types.SimpleNamespace(AutoModel=StandInFunasrAutoModel)
     monkeypatch.setitem(sys.modules, "funasr", stand_in)

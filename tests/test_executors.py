@@ -12,17 +12,17 @@ import numpy as np
 import pytest
 
 from stylebench.audio import write_wav
+from stylebench.commands.runs import run, select_samples
 from stylebench.config import make_config
 from stylebench.dialogues.sets import load_set
 from stylebench.executors import serial
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.pipeline.commands import run, select_samples
-from stylebench.pipeline.features import FeaturesStage
 from stylebench.pipeline.keys import Identity
-from stylebench.pipeline.measure import FeatureConfig
-from stylebench.pipeline.respond import RespondStage
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import DecodeConfig, Turn
+from stylebench.stages.features import FeaturesStage
+from stylebench.stages.measure import FeatureConfig
+from stylebench.stages.respond import RespondStage
 from stylebench.store import RunStore
 
 FAST = {"asr": "none", "vad": "energy", "n_boot": 200, "judge": "none"}
@@ -172,7 +172,7 @@ def test_executor_options_are_flags_and_checked():
 
 
 def test_where_a_run_ran_is_not_passed_on_to_score(small_set, tmp_path):
-    from stylebench.pipeline.commands import open_stored
+    from stylebench.commands.runs import open_stored
 
     cfg = make_config(
         dim="pitch",

@@ -40,8 +40,8 @@ def test_tempo_and_gain_do_not_move_the_pitch_range(tmp_path: Path) -> None:
 
     from stylebench.audio import load_audio
     from stylebench.metrics.dims.base import ScoreContext, dimension
-    from stylebench.pipeline.measure import FeatureConfig, analyse_reply, finish_sample
     from stylebench.records import FeatureRecord
+    from stylebench.stages.measure import FeatureConfig, analyse_reply, finish_sample
 
     listed = json.loads(MANIFEST.read_text(encoding="utf-8"))["clips"]
     corpus, clips = present_clips(listed, at_least=3)  # clips whose audio is absent are left out

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from stylebench.pipeline.features import FeaturesStage
-from stylebench.pipeline.measure import FeatureConfig
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import RespondRecord, Sample, UserTurn
+from stylebench.stages.features import FeaturesStage
+from stylebench.stages.measure import FeatureConfig
 from stylebench.store import RunStore
 
 SR = 16000

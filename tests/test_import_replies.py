@@ -16,12 +16,12 @@ import pytest
 import soundfile as sf
 
 from stylebench.cli import main
+from stylebench.commands.export_set import export_set
+from stylebench.commands.importing import IMPORTED, import_replies
+from stylebench.commands.reply_folder import scan
+from stylebench.commands.runs import report_only, rescore, run
 from stylebench.config import make_config
 from stylebench.errors import BadValue, FileClash
-from stylebench.pipeline.commands import report_only, rescore, run
-from stylebench.pipeline.export_set import export_set
-from stylebench.pipeline.importing import IMPORTED, import_replies
-from stylebench.pipeline.reply_folder import scan
 from stylebench.records import Sample, UserTurn
 
 FAST = {"asr": "none", "vad": "energy", "n_boot": 200}

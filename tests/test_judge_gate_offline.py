@@ -17,12 +17,12 @@ import pytest
 
 from stylebench.dialogues.sets import load_set
 from stylebench.model_wrappers.registry import MODELS
-from stylebench.pipeline.judge import MRD_TURN, SRD_TURN, JudgeStage, plan_requests, sample_inputs
 from stylebench.pipeline.keys import Identity
-from stylebench.pipeline.respond import RespondStage
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import DecodeConfig, TranscriptRecord
 from stylebench.scoring.relevance import cells_of, labels_from_records, report_block
+from stylebench.stages.judge import MRD_TURN, SRD_TURN, JudgeStage, plan_requests, sample_inputs
+from stylebench.stages.respond import RespondStage
 from stylebench.store import RunStore
 from stylebench.synth.base import Audio
 from stylebench.synth.espeak import EspeakSynth

@@ -8,8 +8,8 @@ from dataclasses import asdict
 
 from stylebench.metrics.judges.base import JudgeRequest
 from stylebench.metrics.judges.prompting import fence_data
-from stylebench.pipeline.judge import language_notes, plan_requests
 from stylebench.records import Sample, TranscriptRecord, UserTurn
+from stylebench.stages.judge import language_notes, plan_requests
 
 
 def sample() -> Sample:

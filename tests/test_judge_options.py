@@ -8,9 +8,9 @@ import re
 import pytest
 
 from stylebench.config import make_config
-from stylebench.pipeline.gate import make_judge
 from stylebench.records import DecodeConfig
 from stylebench.scoring.relevance import eligible, mrd_exclusions, relevance_score
+from stylebench.stages.gate import make_judge
 
 
 def test_relevance_score_and_gate_definitions():
@@ -84,7 +84,7 @@ def test_a_judge_is_built_once_per_process_and_settings():
 
 
 def test_the_paper_judge_model_still_gets_a_note_that_the_prompts_are_ours():
-    from stylebench.pipeline.gate import approximation_note, is_approximation
+    from stylebench.stages.gate import approximation_note, is_approximation
 
     desc = {"backend": "openai", "model": "Qwen/Qwen3-4B-Instruct-2507"}
     note = approximation_note(desc, "openai")
@@ -133,7 +133,7 @@ def test_shuffled_model_swaps_content_and_keeps_the_steps(tmp_path, monkeypatch)
 def test_a_step_that_needs_a_judge_says_so_in_one_line_with_judge_none() -> None:
     from stylebench.config import JudgeConfig
     from stylebench.errors import UserError
-    from stylebench.pipeline.gate import required_judge
+    from stylebench.stages.gate import required_judge
 
     with pytest.raises(UserError, match="--judge none"):
         required_judge(JudgeConfig(judge="none"))

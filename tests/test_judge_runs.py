@@ -12,8 +12,8 @@ from standins.judge import (
     latest,
 )
 
+from stylebench.commands.runs import report_only, rescore, run
 from stylebench.config import make_config
-from stylebench.pipeline.commands import report_only, rescore, run
 
 
 def test_asr_none_skips_a_transcript_judge_with_a_note(small_set, tmp_path, standins):
@@ -36,8 +36,8 @@ def test_auto_input_falls_back_to_the_text_channel_for_unfaithful_transcripts(
 ):
     from stylebench.config import resolve_config
     from stylebench.dialogues.sets import load_set
-    from stylebench.pipeline.judge import sample_inputs
     from stylebench.records import TranscriptRecord
+    from stylebench.stages.judge import sample_inputs
 
     store = copy_of(reference_run[0], tmp_path)
     cfg = resolve_config({}, base=store.read_manifest()["config"])

@@ -20,10 +20,10 @@ from standins.judge import (
     latest,
 )
 
+from stylebench.commands.runs import rescore, run
 from stylebench.metrics.asr.transcript import Transcript
 from stylebench.metrics.judges.base import JudgeError
-from stylebench.pipeline.commands import rescore, run
-from stylebench.pipeline.judge import MRD_TURN, SRD_TURN
+from stylebench.stages.judge import MRD_TURN, SRD_TURN
 
 
 def test_stage_keys_report_and_resume(small_set, tmp_path, standins, reference_run):
@@ -54,7 +54,7 @@ def test_rejudge_changes_only_judge_records_and_never_calls_the_model(
     tmp_path, standins, monkeypatch, reference_run
 ):
     from stylebench.model_wrappers.embedded import reference
-    from stylebench.pipeline import transcribe
+    from stylebench.stages import transcribe
 
     first = SimpleNamespace(
         store=copy_of(reference_run[0], tmp_path), report=reference_run[0].report
@@ -161,7 +161,7 @@ def test_shuffled_is_not_eligible_and_its_cells_are_marked(small_set, tmp_path, 
 def test_unparseable_and_failed_verdicts_are_counted_apart(
     small_set, tmp_path, standins, monkeypatch
 ):
-    from stylebench.pipeline import transcribe
+    from stylebench.stages import transcribe
 
     class Marking(TextASRStandIn):
         """Marks the 1st transcript GARBLE and the 4th OUTAGE (call order: sample 1's turn 1,

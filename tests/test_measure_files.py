@@ -14,8 +14,8 @@ from audio_files import FASTER_ST, GAINS, TEMPO, db, make_files
 
 import stylebench
 from stylebench.cli import main
+from stylebench.commands.files import NO_ASR, file_dims, row_columns
 from stylebench.errors import BadValue
-from stylebench.pipeline.files import NO_ASR, file_dims, row_columns
 
 HAVE_BASE = all(
     importlib.util.find_spec(m) is not None

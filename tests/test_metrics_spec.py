@@ -59,7 +59,7 @@ def test_spec_outputs_are_the_record_keys():
 
 def test_a_feature_key_without_a_spec_is_refused_and_versions_enter_the_fingerprint(monkeypatch):
     from stylebench.metrics import spec as spec_mod
-    from stylebench.pipeline.measure import FeatureConfig
+    from stylebench.stages.measure import FeatureConfig
 
     check_declared({"spm": 1.0, "f0_mean_guarded": 2.0, "asr_text_er": 0.1})
     with pytest.raises(RuntimeError, match="no metric spec: \\['loudness_lufs'\\]"):

@@ -22,10 +22,10 @@ from types import SimpleNamespace
 import pytest
 from signals import speechlike_wav
 
+from stylebench.commands.runs import run
 from stylebench.config import make_config
 from stylebench.dialogues.sets import load_set
 from stylebench.model_wrappers.api.openai_audio import EndpointError, OpenAIAudioModel
-from stylebench.pipeline.commands import run
 from stylebench.records import DecodeConfig, Turn
 
 SR = 24000

@@ -16,9 +16,9 @@ from types import SimpleNamespace
 import pytest
 from standins.vllm_omni_server import SR, STAGE_DEFAULT_MAX_TOKENS, VllmOmniStandIn, tone_wav
 
+from stylebench.commands.runs import run
 from stylebench.config import make_config
 from stylebench.model_wrappers.api.openai_audio import EndpointError, OpenAIAudioModel
-from stylebench.pipeline.commands import run
 from stylebench.records import DecodeConfig, Turn
 
 

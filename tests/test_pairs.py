@@ -13,8 +13,8 @@ from audio_files import FASTER_ST, db, make_files
 
 import stylebench
 from stylebench.cli import main
+from stylebench.commands.pairs import CELL_COLUMNS, PAIR_COLUMNS, read_pairs_csv
 from stylebench.errors import BadValue, MissingFile
-from stylebench.pipeline.pairs import CELL_COLUMNS, PAIR_COLUMNS, read_pairs_csv
 
 #: (id, a, b, dim, direction, group): what each pair should give is in test_known_pairs
 ROWS = [

@@ -56,7 +56,7 @@ def runs(pset, tmp_path_factory):
     """reference, neutral and forgetful on both dims, built once."""
     from standins.judge import install_standins
 
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     root = tmp_path_factory.mktemp("pruns-out")
     out = {}
@@ -121,7 +121,7 @@ def test_signed_difference_is_in_the_dimensions_unit(runs):
 def test_records_of_both_dialogues_are_keyed_apart_and_resume_asks_nothing(runs, pset, tmp_path):
     from standins.judge import install_standins, latest
 
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     res = runs[("forgetful", "speed")]
     replies = latest(res.store, "respond")
@@ -227,8 +227,8 @@ def test_export_and_import_round_trip_scores_the_same_cells(runs, pset, tmp_path
 
     from standins.judge import install_standins
 
-    from stylebench.pipeline.export_set import export_set
-    from stylebench.pipeline.importing import import_replies
+    from stylebench.commands.export_set import export_set
+    from stylebench.commands.importing import import_replies
 
     res = runs[("forgetful", "speed")]
     folder = tmp_path / "exported"
@@ -293,3 +293,54 @@ def test_report_and_score_read_a_stored_persistence_run(runs, capsys, tmp_path, 
     # a StyleBench-only command names the protocol in one line
     assert cli_main(["export-ratings", str(res.store.root), "--out", str(tmp_path / "x")]) == 2
     assert "is a persistence run" in capsys.readouterr().err
+
+
+def test_srd_judges_each_turn_against_its_bare_question(pset):
+    """Instructed turn 1 carries the style request; the judge asks whether the reply answers the
+    question, the same text the control's turn 1 is judged against."""
+    from stylebench.dialogues.persistence import arms_of, load_persistence_set
+    from stylebench.stages.judge import plan_requests
+
+    samples, _ = load_persistence_set(pset)
+    inst, ctrl = arms_of(samples[0])
+    text = {k: f"reply {k}" for k in inst.turn_numbers}
+    inputs = {inst.id: ("text", text), ctrl.id: ("text", text)}
+    plan = plan_requests([inst, ctrl], inputs, {"judge": "x"})
+    asked = {key: req.turns[0][0] for key, (_, req) in plan.items()}
+    assert inst.turns[0].text != ctrl.turns[0].text  # turn 1 does carry the request
+    for k in inst.turn_numbers:
+        assert asked[(inst.id, k)] == asked[(ctrl.id, k)] == ctrl.turns[k - 1].text
+
+
+def test_compare_adds_the_calibration_rows_it_lacks(runs, tmp_path, capsys, standins):
+    """One model compared alone: reference and forgetful are run beside it with its stored
+    settings; a second comparison resumes them and computes nothing new."""
+    from stylebench.cli import main as cli_main
+
+    one = str(runs[("neutral", "volume")].store.root)
+    cal = tmp_path / "cal"
+    argv = ["--no-progress", "compare", one, "--calibration-out", str(cal), "--format", "json"]
+    assert cli_main([*argv, "--out", str(tmp_path / "c1")]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert sorted(first["models"]) == ["forgetful", "neutral", "reference"]
+    assert any(n.startswith("calibration rows run") for n in first["notes"]), first["notes"]
+    rows = {row["model"]: row for row in first["leaderboard"]}
+    assert rows["forgetful"]["by_turn"]["1"] == 100.0
+    assert rows["forgetful"]["mean_persistence_turns_2_on"] == 0.0
+    assert cli_main([*argv, "--out", str(tmp_path / "c2")]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert any(n.startswith("calibration rows reused") for n in again["notes"])
+    assert again["leaderboard"] == first["leaderboard"]
+    assert cli_main([*argv[:3], "--no-calibration", "--out", str(tmp_path / "c3")]) == 2
+    assert "at least two" in capsys.readouterr().err
+
+
+def test_runs_measured_or_judged_differently_are_not_compared():
+    from stylebench.compare.persistence import settings_differences
+
+    a = {"measure": {"asr_model": "base", "vad": "silero"}, "judge": {"judge_cache": True}}
+    b = {"measure": {"asr_model": "large-v3", "vad": "silero"}, "judge": {"judge_cache": False}}
+    assert settings_differences({"a": a, "b": b}) == [
+        "measure.asr_model (a: 'base', b: 'large-v3')"
+    ]
+    assert settings_differences({"a": a, "c": a}) == []

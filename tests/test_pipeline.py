@@ -10,17 +10,17 @@ import pytest
 import soundfile as sf
 from signals import speechlike
 
+from stylebench.commands.runs import report_only, rescore, run, select_samples
 from stylebench.config import make_config
 from stylebench.metrics.dims.base import ScoreContext
 from stylebench.model_wrappers.base import SpeechModel
-from stylebench.pipeline.commands import report_only, rescore, run, select_samples
-from stylebench.pipeline.features import FeaturesStage
 from stylebench.pipeline.keys import Identity
-from stylebench.pipeline.measure import FeatureConfig
-from stylebench.pipeline.respond import RespondStage
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import DecodeConfig, Turn
 from stylebench.scoring.turns import collect_turn_scores
+from stylebench.stages.features import FeaturesStage
+from stylebench.stages.measure import FeatureConfig
+from stylebench.stages.respond import RespondStage
 from stylebench.store import RunStore
 
 FAST = {"asr": "none", "vad": "energy", "n_boot": 200}

@@ -211,8 +211,8 @@ def test_a_run_of_the_espeak_ng_set_is_refused_on_the_piper_set(tmp_path, monkey
     run folder made on the old set is refused, never extended with replies to the new one."""
     from standins.judge import cfg_for, install_standins
 
+    from stylebench.commands.runs import run
     from stylebench.errors import BadValue
-    from stylebench.pipeline.commands import run
     from stylebench.synth.espeak import EspeakSynth
     from stylebench.synth.piper import PiperSynth
 

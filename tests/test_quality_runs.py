@@ -37,7 +37,7 @@ def _lines(path: Path) -> list[dict]:
 def runs(small_set, tmp_path_factory):
     """reference and neutral on pitch, en, one sample per direction (6 replies each), no ASR or
     judge: the stages that carry quality, and nothing else."""
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     out = tmp_path_factory.mktemp("quality_runs")
     roots = {}
@@ -83,7 +83,7 @@ def test_every_ok_reply_has_quality_and_the_report_gives_it_per_turn(runs):
 def test_min_quality_rescoring_unscores_without_recomputing(runs, tmp_path):
     import shutil
 
-    from stylebench.pipeline.commands import rescore
+    from stylebench.commands.runs import rescore
 
     root = tmp_path / "ref"
     shutil.copytree(runs["reference"], root)
@@ -157,17 +157,17 @@ def test_measure_prints_quality(runs, capsys):
 def test_without_speechmos_values_are_absent_with_a_note(runs, tmp_path, monkeypatch):
     import shutil
 
-    from stylebench.pipeline import stages
-    from stylebench.pipeline.commands import rescore
+    from stylebench.commands.runs import rescore
+    from stylebench.stages import registry
 
     root = tmp_path / "ref"
     shutil.copytree(runs["reference"], root)
     monkeypatch.setattr("stylebench.metrics.quality.available", lambda: False)
-    stages._quality_available.cache_clear()
+    registry._quality_available.cache_clear()
     try:
         rescore(root, {}, progress=False)  # the features are recomputed: quality is re-keyed
     finally:
-        stages._quality_available.cache_clear()
+        registry._quality_available.cache_clear()
     latest = {(r["sample_id"], r["turn"]): r for r in _lines(root / "features.jsonl")}
     assert len(latest) == 6 and all(r["status"] == "ok" for r in latest.values())
     assert not any(set(KEYS) & set(r["values"]) for r in latest.values())
@@ -180,17 +180,17 @@ def test_without_speechmos_values_are_absent_with_a_note(runs, tmp_path, monkeyp
 
 @needs_dnsmos
 def test_quality_off_or_missing_leaves_values_out_and_rekeys(monkeypatch):
-    from stylebench.pipeline import stages
+    from stylebench.stages import registry
 
-    on = stages.feature_config(make_config(model="reference"))
-    off = stages.feature_config(make_config(model="reference", quality=False))
+    on = registry.feature_config(make_config(model="reference"))
+    off = registry.feature_config(make_config(model="reference", quality=False))
     assert on.quality and not off.quality and on.fp() != off.fp()
-    stages._quality_available.cache_clear()
+    registry._quality_available.cache_clear()
     monkeypatch.setattr("stylebench.metrics.quality.available", lambda: False)
     try:
-        missing = stages.feature_config(make_config(model="reference"))
+        missing = registry.feature_config(make_config(model="reference"))
     finally:
-        stages._quality_available.cache_clear()
+        registry._quality_available.cache_clear()
     assert not missing.quality and missing.fp() == off.fp()
 
 

@@ -13,8 +13,8 @@ import pytest
 import soundfile as sf
 
 from stylebench.cli import main
+from stylebench.commands.runs import run as run_pipeline
 from stylebench.config import make_config
-from stylebench.pipeline.commands import run as run_pipeline
 from stylebench.ratings.export import check_answers, export_ratings, run_replies
 from stylebench.store import RunStore
 

@@ -49,7 +49,7 @@ def stored(root: Path, stage: str = "respond") -> list[dict]:
 
 @pytest.fixture(scope="module")
 def serial_run(small_set, tmp_path_factory):
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     out = tmp_path_factory.mktemp("serial")
     return run(
@@ -58,7 +58,7 @@ def serial_run(small_set, tmp_path_factory):
 
 
 def test_ray_run_equals_the_serial_run(small_set, tmp_path, serial_run):
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     res = run(
         make_config(
@@ -91,7 +91,7 @@ def test_ray_run_equals_the_serial_run(small_set, tmp_path, serial_run):
     }
     assert {(r["sample_id"], r["turn"]): (r["fp"], r["sha256"], r["text"]) for r in recs} == plain
     assert all("executor" in f["raw"] for f in stored(res.store.root, "features"))
-    from stylebench.pipeline.commands import rescore
+    from stylebench.commands.runs import rescore
 
     again = rescore(
         res.store.root, {"executor": "ray", "vad": "silero"}, progress=False
@@ -135,11 +135,11 @@ class DyingSpec:
 def test_a_worker_that_dies_mid_sample_gives_error_records_and_the_rerun_retries(
     small_set, tmp_path, serial_run
 ):
+    from stylebench.commands.runs import load_dialogues, select_samples
     from stylebench.executors.ray_executor import RayExecutor
-    from stylebench.pipeline.commands import load_dialogues, select_samples
     from stylebench.pipeline.keys import Identity
-    from stylebench.pipeline.respond import RespondStage
     from stylebench.pipeline.stage import run_stage
+    from stylebench.stages.respond import RespondStage
     from stylebench.store import RunStore
 
     cfg = make_config(dialogues=str(small_set), executor="ray", workers=2, **FAST)

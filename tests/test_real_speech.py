@@ -85,8 +85,8 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
 
     from stylebench.audio import load_audio
     from stylebench.metrics.dims.base import ScoreContext, dimension
-    from stylebench.pipeline.measure import FeatureConfig, analyse_reply, finish_sample
     from stylebench.records import FeatureRecord
+    from stylebench.stages.measure import FeatureConfig, analyse_reply, finish_sample
 
     root, clips, cfg, out = tmp_path_factory.mktemp("real"), _manifest(), FeatureConfig(), {}
     corpus = corpus_dir(clips[c]["file"] for c in CLIPS)

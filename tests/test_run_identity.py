@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from stylebench.commands.runs import run
 from stylebench.config import make_config
 from stylebench.model_wrappers.base import Script, ScriptedModel, SpeechModel
-from stylebench.pipeline.commands import run
 from stylebench.pipeline.keys import Identity, turn_fp
-from stylebench.pipeline.respond import RespondStage
 from stylebench.pipeline.stage import run_stage
 from stylebench.records import DecodeConfig, Turn
+from stylebench.stages.respond import RespondStage
 from stylebench.store import RunStore
 
 FAST = {"asr": "none", "vad": "energy", "n_boot": 50, "judge": "none", "lang": "en", "limit": 1}
@@ -179,7 +179,7 @@ def test_hostile_replies_become_error_records_that_say_why(small_set, tmp_path):
         small_set,
     )
     assert all(r.raw == {"f0": [1.5, "nan"], "n": 2} for r in arrays.records.values())
-    from stylebench.pipeline.respond import ReplyLimits
+    from stylebench.stages.respond import ReplyLimits
 
     long = respond(
         RunStore(tmp_path / "d"),
@@ -231,7 +231,7 @@ def test_refused_replies_leave_no_scratch_file_and_truncated_wavs_are_refused(sm
 
 def test_the_reply_length_bound_is_the_configs_and_holds_at_its_default(small_set, tmp_path):
     from stylebench.config import RunConfig
-    from stylebench.pipeline.respond import ReplyLimits
+    from stylebench.stages.respond import ReplyLimits
 
     assert ReplyLimits().max_seconds == RunConfig().max_reply_s <= 120.0
     samples = samples_of(small_set, 1)

@@ -12,6 +12,8 @@ FORBIDDEN = (
     "stylebench.ratings",
     "stylebench.report",
     "stylebench.pipeline",
+    "stylebench.stages",
+    "stylebench.commands",
     "stylebench.compare",
     "stylebench.cli",
 )

@@ -1,4 +1,4 @@
-"""The stages after respond, declared as data (stylebench/pipeline/stages.py)."""
+"""The stages after respond, declared as data (stylebench/stages/registry.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 
 from stylebench.config import make_config
-from stylebench.pipeline import stages
-from stylebench.pipeline.runner import measure
-from stylebench.pipeline.stages import RESPOND, STAGES, stage_spec, with_inputs
 from stylebench.records import JUDGEMENTS, RECORD_TYPES
+from stylebench.stages import registry
+from stylebench.stages.registry import RESPOND, STAGES, stage_spec, with_inputs
+from stylebench.stages.runner import measure
 
 
 def test_specs_name_record_types_and_read_only_earlier_stages():
@@ -65,11 +65,11 @@ def test_the_runner_loops_over_the_specs_and_hands_on_declared_inputs(tmp_path, 
             ctx.records["judge"]  # not declared: not handed on
         with pytest.raises(KeyError):
             ctx.records.of(JUDGEMENTS)
-        return stages.Built(Nothing(), {"said": "hello"})
+        return registry.Built(Nothing(), {"said": "hello"})
 
     spec = dataclasses.replace(stage_spec("features"), build=build)
     off = dataclasses.replace(stage_spec("transcribe"), runs=lambda cfg, samples: False)
-    monkeypatch.setattr("stylebench.pipeline.runner.STAGES", (off, spec))
+    monkeypatch.setattr("stylebench.stages.runner.STAGES", (off, spec))
     replies = {("s", 1): object()}
     out = measure(RunStore(tmp_path), [], make_config(), replies, progress=False)
     assert seen["records"] == {RESPOND: replies, "transcribe": {}}

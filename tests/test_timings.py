@@ -11,10 +11,8 @@ import time
 import pytest
 
 from stylebench.cli import main
+from stylebench.commands.runs import report_only, run
 from stylebench.config import make_config
-from stylebench.pipeline.commands import report_only, run
-from stylebench.pipeline.features import FeaturesStage
-from stylebench.pipeline.measure import FeatureConfig
 from stylebench.pipeline.stage import Unit, run_stage, timed
 from stylebench.pipeline.timings import Invocation, timings_block
 from stylebench.records import (
@@ -26,6 +24,8 @@ from stylebench.records import (
     TranscriptRecord,
     validate_record,
 )
+from stylebench.stages.features import FeaturesStage
+from stylebench.stages.measure import FeatureConfig
 from stylebench.store import RunStore
 
 FAST = {"asr": "none", "vad": "energy", "n_boot": 200, "judge": "none"}

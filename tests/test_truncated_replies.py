@@ -10,9 +10,9 @@ from signals import speechlike_wav
 
 from stylebench.metrics.dims.base import ScoreContext, all_dims
 from stylebench.pipeline.blobs import Blob
-from stylebench.pipeline.features import FeaturesJob
-from stylebench.pipeline.measure import FeatureConfig
 from stylebench.records import FeatureRecord
+from stylebench.stages.features import FeaturesJob
+from stylebench.stages.measure import FeatureConfig
 
 
 def test_a_truncated_reply_is_unscored_on_every_dimension(tmp_path: Path) -> None:

@@ -108,8 +108,8 @@ def test_an_upstream_error_is_cut_to_its_first_line_of_300_characters():
 
 
 def test_the_report_says_the_nuclei_rate_is_not_the_papers_speed_score() -> None:
+    from stylebench.commands.reporting import speed_source_note
     from stylebench.config import make_config
-    from stylebench.pipeline.reporting import speed_source_note
 
     note = speed_source_note(make_config(speed_source="nuclei"), {"a", "b"}, [])
     assert "NOT the paper's syllable rate" in note and "2 samples" in note

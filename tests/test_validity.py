@@ -7,8 +7,8 @@ import pytest
 
 from stylebench.metrics import validity
 from stylebench.metrics.dims.base import ScoreContext, dimension
-from stylebench.pipeline.measure import FeatureConfig, analyse_reply, finish_sample
 from stylebench.records import FeatureRecord, TranscriptRecord
+from stylebench.stages.measure import FeatureConfig, analyse_reply, finish_sample
 
 SR = 16000
 
@@ -178,6 +178,12 @@ def test_same_words_with_a_changed_syllable_count_are_unscored_for_speed():
     assert dimension("speed").turn_values(None, feats, ScoreContext())[0][2] == 170.0
     feats[2].values.update(dtw_cost_prev=0.9, syllables=19.0)
     assert dimension("speed").turn_values(None, feats, ScoreContext())[0][2] == 170.0
+    # the held-out leak: one word doubled in a 16-syllable transcript of the same audio (+4 dB)
+    # fakes +6.25%, past the 5% threshold on its own: however few syllables, unscored
+    feats[1].values.update(syllables=16.0)
+    feats[2].values.update(syllables=17.0)
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext(speed_source="asr"))
+    assert all(v.endswith("(asr_count_changed_on_same_words)") for v in vals.values())
 
 
 def test_alignment_cost_separates_the_same_words_from_other_words():

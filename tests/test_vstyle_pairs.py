@@ -15,8 +15,8 @@ import pytest
 
 import stylebench
 from stylebench.cli import main
+from stylebench.commands.pairs import read_pairs_csv
 from stylebench.errors import BadValue
-from stylebench.pipeline.pairs import read_pairs_csv
 
 REPO = Path(__file__).resolve().parents[1]
 HAVE_BASE = all(

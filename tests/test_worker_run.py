@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from stylebench.commands.runs import run
 from stylebench.config import make_config
 from stylebench.dialogues.sets import load_set
 from stylebench.model_wrappers.worker import protocol as wp
-from stylebench.pipeline.commands import run
 from stylebench.records import DecodeConfig, Turn
 
 HELPERS = Path(__file__).resolve().parent / "worker_models"

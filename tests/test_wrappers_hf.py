@@ -50,7 +50,7 @@ def ckpts(tmp_path_factory):
 
 
 def _run(model: str, args: dict, small_set: Path, out: Path, seed: int = 0):
-    from stylebench.pipeline.commands import run
+    from stylebench.commands.runs import run
 
     cfg = make_config(
         model=model,

@@ -35,7 +35,7 @@ def params() -> list[Any]:
 
 
 def main(args: Args) -> int:
-    from stylebench.pipeline.caption_eval import EvalOptions, evaluate
+    from stylebench.commands.caption_eval import EvalOptions, evaluate
 
     opts = EvalOptions(
         args.eval_judge_url,

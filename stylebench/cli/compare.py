@@ -74,7 +74,13 @@ def main(args: Args) -> int:
     if kinds == {True}:  # docs/persistence.md#comparing-runs
         from stylebench.compare.persistence import compare_persistence_runs
 
-        result, md, out = compare_persistence_runs(list(args.runs), args.out)
+        result, md, out = compare_persistence_runs(
+            list(args.runs),
+            args.out,
+            calibration=not args.no_calibration,
+            calibration_out=args.calibration_out,
+            progress=not args.no_progress,
+        )
         sys.stdout.write(
             md if args.format == "md" else json.dumps(result, indent=2, sort_keys=True) + "\n"
         )
@@ -105,7 +111,7 @@ def _is_persistence(run_dir: str) -> bool:
     for the comparison to refuse with its own message)."""
     from pathlib import Path
 
-    from stylebench.pipeline.run_parts import is_persistence_run
+    from stylebench.commands.run_parts import is_persistence_run
 
     path = Path(run_dir) / "manifest.json"
     try:

@@ -21,8 +21,8 @@ def params() -> list[Any]:
 
 
 def main(args: Args) -> int:
+    from stylebench.commands.export_set import export_set
     from stylebench.config import resolve_config
-    from stylebench.pipeline.export_set import export_set
 
     cfg = resolve_config({**overrides(args, "run"), "dialogues": args.set})
     result = export_set(cfg, args.dir)

@@ -53,7 +53,7 @@ def main(args: Args) -> int:
     else:
         print("\n".join(human_markdown(block)))
     try:
-        from stylebench.pipeline.commands import report_only
+        from stylebench.commands.runs import report_only
 
         report_only(args.run_dir)
     except (FileNotFoundError, ValueError) as exc:

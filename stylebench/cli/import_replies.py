@@ -35,8 +35,8 @@ def params() -> list[Any]:
 
 
 def main(args: Args) -> int:
+    from stylebench.commands.importing import import_replies
     from stylebench.config import resolve_config
-    from stylebench.pipeline.importing import import_replies
 
     given = {**overrides(args, "run"), **overrides(args, "score")}
     cfg = resolve_config({**given, "model": args.name, "dialogues": args.set})

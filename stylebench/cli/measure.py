@@ -28,7 +28,7 @@ TRANSCRIPT_CHARS = 40
 
 
 def params() -> list[Any]:
-    from stylebench.pipeline.files import MEASURE_SECTIONS
+    from stylebench.commands.files import MEASURE_SECTIONS
 
     return [
         argument(
@@ -57,8 +57,8 @@ def params() -> list[Any]:
 
 
 def table_columns() -> list[tuple[str, Any]]:
+    from stylebench.commands.files import file_dims
     from stylebench.metrics.dims.base import dimension
-    from stylebench.pipeline.files import file_dims
 
     cols: list[tuple[str, Any]] = [
         ("file", lambda r: r["file"]),
@@ -88,7 +88,7 @@ def _cut(text: str) -> str:
 
 def unscored_cell(row: Mapping[str, Any]) -> str:
     """The row's unscored dimensions, those with one reason together (``pitch, volume: ...``)."""
-    from stylebench.pipeline.files import file_dims, short_reason
+    from stylebench.commands.files import file_dims, short_reason
 
     if row["status"] != "ok":
         return "not measured: " + short_reason("features: " + row["error"]).removeprefix(
@@ -103,7 +103,7 @@ def unscored_cell(row: Mapping[str, Any]) -> str:
 
 def summary(rows: list[dict[str, Any]]) -> str:
     """Files measured, not measured, and unscored per dimension by reason."""
-    from stylebench.pipeline.files import unscored_counts
+    from stylebench.commands.files import unscored_counts
 
     bad = sum(r["status"] != "ok" for r in rows)
     lines = [f"{len(rows)} files: {len(rows) - bad} measured, {bad} not measured"]
@@ -133,7 +133,7 @@ def quality_line(rows: list[dict[str, Any]]) -> str:
 
 
 def main(args: Args) -> int:
-    from stylebench.pipeline.files import measure_rows, row_columns
+    from stylebench.commands.files import measure_rows, row_columns
 
     fmt = chosen_format(args.format, args.out)
     rows = measure_rows(

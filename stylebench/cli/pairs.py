@@ -26,7 +26,7 @@ HELP = "score pairs of audio files: did b move from a on a dim as asked (VSP/SVD
 
 
 def params() -> list[Any]:
-    from stylebench.pipeline.files import PAIR_SECTIONS
+    from stylebench.commands.files import PAIR_SECTIONS
 
     return [
         argument(
@@ -119,7 +119,7 @@ def table(
 
 
 def main(args: Args) -> int:
-    from stylebench.pipeline.pairs import (
+    from stylebench.commands.pairs import (
         CELL_COLUMNS,
         PAIR_COLUMNS,
         cell_rows,

@@ -24,8 +24,8 @@ def params() -> list[Any]:
 
 
 def main(args: Args) -> int:
+    from stylebench.commands.runs import report_only
     from stylebench.errors import BadValue
-    from stylebench.pipeline.commands import report_only
     from stylebench.pipeline.timings import timings_block
 
     if args.timings and args.format == "csv":

@@ -33,9 +33,9 @@ def params() -> list[Any]:
 
 
 def main(args: Args) -> int:
+    from stylebench.commands.runs import run
     from stylebench.config import resolve_config
     from stylebench.errors import BadValue
-    from stylebench.pipeline.commands import run
 
     given = overrides(args, "run")
     if args.set_ is not None:

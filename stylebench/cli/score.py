@@ -21,7 +21,7 @@ def params() -> list[Any]:
 
 
 def main(args: Args) -> int:
-    from stylebench.pipeline.commands import rescore
+    from stylebench.commands.runs import rescore
 
     result = rescore(args.run_dir, overrides(args, "score"), progress=not args.no_progress)
     print_report(result.report, args.format)

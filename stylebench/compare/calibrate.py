@@ -42,7 +42,7 @@ def ensure_calibration(
     A finished calibration run in ``out`` is resumed, which computes nothing, so repeating a
     comparison is cheap.
     """
-    from stylebench.pipeline.commands import load_dialogues, run
+    from stylebench.commands.runs import load_dialogues, run
 
     made = []
     for model in rows:

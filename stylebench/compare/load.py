@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stylebench.commands.scored import ScoredRun
 from stylebench.config import RunConfig
 from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import all_dims
-from stylebench.pipeline.scored import ScoredRun
 
 #: what two compared runs must share, unless the user allows the difference (--allow-mismatch)
 CHECKS = ("dialogues", "thresholds", "asr", "judge", "measure")
@@ -154,7 +154,7 @@ def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
     Raises:
         FileNotFoundError: not a run folder. ValueError: its dialogue set changed since.
     """
-    from stylebench.pipeline.commands import open_stored, score_stored
+    from stylebench.commands.runs import open_stored, score_stored
 
     run = open_stored(run_dir)
     scored = score_stored(run)

@@ -4,8 +4,10 @@ Per turn k, every pair of models is tested on the samples scored in both runs at
 the selected dims, directions and languages): exact McNemar on whether the style persisted,
 Holm-adjusted over all the tests. The leaderboard ranks by mean persistence over turns 2..N
 (the mean over the (dim, direction, lang) cells of those turns); ``decay.png`` draws each
-model's decay curve, one panel per dim, side by side. Calibration rows are not run for you
-here: compare with runs of ``reference``, ``neutral`` and ``forgetful`` on the same selection.
+model's decay curve, one panel per dim, side by side. The calibration rows (``reference``,
+``neutral``, ``forgetful``: :data:`CALIBRATION`) are run, or resumed, with the compared runs'
+stored settings when they are not among the runs, as StyleBench's compare does; runs whose
+measure, judge, score or decode settings differ are refused, naming each setting.
 """
 
 from __future__ import annotations
@@ -21,6 +23,33 @@ from stylebench.records import DIMS
 from stylebench.scoring.cells import is_valid
 
 PLOT_NAME = "decay.png"
+#: the persistence protocol's calibration rows: the ceiling, the floor, and the turn-2 drop
+CALIBRATION = ("reference", "neutral", "forgetful")
+#: the settings sections that must agree between compared runs (what a reply is measured,
+#: judged and scored with, and how it was decoded); judge_cache only says where verdicts came from
+_SECTIONS = ("measure", "judge", "score", "decode")
+_IGNORED = ("judge.judge_cache",)
+
+
+def settings_differences(configs: dict[str, dict[str, Any]]) -> list[str]:
+    """Each setting of :data:`_SECTIONS` on which the stored configs (by label) differ, as
+    ``"section.key (label: value, ...)"``."""
+    flat = {
+        label: {
+            f"{sec}.{k}": v
+            for sec in _SECTIONS
+            for k, v in (cfg.get(sec) or {}).items()
+            if f"{sec}.{k}" not in _IGNORED
+        }
+        for label, cfg in configs.items()
+    }
+    keys = sorted({k for f in flat.values() for k in f})
+    out = []
+    for k in keys:
+        vals = {label: f.get(k) for label, f in flat.items()}
+        if len({json.dumps(v, sort_keys=True, default=str) for v in vals.values()}) > 1:
+            out.append(f"{k} (" + ", ".join(f"{lb}: {v!r}" for lb, v in vals.items()) + ")")
+    return out
 
 
 def _outcomes(turns: Sequence[Any], thresholds: Any) -> dict[tuple[str, int], bool]:
@@ -139,7 +168,48 @@ def render_md(result: dict[str, Any]) -> str:
             f"{t['persistence_a']:.0f}% | {t['persistence_b']:.0f}% | {t['p_holm']:.3g} |"
         )
     lines += ["", f"![decay curves]({PLOT_NAME})"]
+    if result.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _refuse_different_settings(stored: Sequence[Any]) -> None:
+    configs = {st.cfg.model: st.manifest.get("config") or {} for st in stored}
+    diff = settings_differences(configs)
+    if diff:
+        raise BadValue(
+            "these persistence runs are not comparable: they differ in "
+            + "; ".join(diff)
+            + ". Re-score them with the same settings (`stylebench score RUN --...`)"
+        )
+
+
+def _calibration_rows(
+    stored: Sequence[Any], where: Path | str | None, notes: list[str], *, progress: bool
+) -> list[Any]:
+    """The calibration rows missing from ``stored``, run (or resumed) with the first run's
+    stored settings and selection into ``where``; says which in ``notes``."""
+    from stylebench.commands.persistence import rescore_persistence
+    from stylebench.commands.runs import run
+    from stylebench.compare.calibrate import calibration_config
+
+    folder = Path(where) if where else stored[0].store.root.parent
+    present = {st.cfg.model for st in stored}
+    made, new, old = [], [], []
+    for model in CALIBRATION:
+        if model in present:
+            continue
+        cfg = calibration_config(stored[0].manifest, model, folder)
+        run_id = "persist-" + cfg.default_run_id(stored[0].sel.checksum)
+        existed = (folder / run_id / "manifest.json").is_file()
+        root = run(cfg, progress=progress).store.root
+        (old if existed else new).append(root.name)
+        made.append(rescore_persistence(root, {}, compute=False, write=False))
+    if new:
+        notes.append(f"calibration rows run for this comparison into {folder}: {', '.join(new)}")
+    if old:
+        notes.append(f"calibration rows reused from {folder}: {', '.join(old)}")
+    return made
 
 
 def plot_side_by_side(result: dict[str, Any], path: Path) -> Path:
@@ -175,18 +245,34 @@ def plot_side_by_side(result: dict[str, Any], path: Path) -> Path:
 
 
 def compare_persistence_runs(
-    run_dirs: Sequence[Path | str], out: Path | str | None = None
+    run_dirs: Sequence[Path | str],
+    out: Path | str | None = None,
+    *,
+    calibration: bool = True,
+    calibration_out: Path | str | None = None,
+    progress: bool = False,
 ) -> tuple[dict[str, Any], str, Path]:
-    """Load the stored persistence runs (nothing computed), compare them, write compare.json,
-    compare.md and decay.png into ``out`` (default: ``compare-persistence`` beside the first)."""
+    """Load the stored persistence runs (nothing computed), add the calibration rows (run or
+    resumed into ``calibration_out``, default beside the first run, unless ``calibration`` is
+    False), compare them, write compare.json, compare.md and decay.png into ``out`` (default:
+    ``compare-persistence`` beside the first).
+
+    Raises:
+        BadValue: runs of different sets, selections or settings; two runs of one model.
+    """
     from stylebench.atomic import write_text
-    from stylebench.pipeline.persistence import paired, rescore_persistence
+    from stylebench.commands.persistence import paired, rescore_persistence
     from stylebench.pipeline.score_config import thresholds_of
     from stylebench.scoring.persistence import cell_dict, score_persistence
 
+    stored = [rescore_persistence(d, {}, compute=False, write=False) for d in run_dirs]
+    _refuse_different_settings(stored)
+    notes: list[str] = []
+    if calibration:
+        stored += _calibration_rows(stored, calibration_out, notes, progress=progress)
+        _refuse_different_settings(stored)
     runs = []
-    for d in run_dirs:
-        st = rescore_persistence(d, {}, compute=False, write=False)
+    for st in stored:
         turns = paired(st.sel, st.cfg, st.records)
         thr = thresholds_of(st.cfg)
         cells = score_persistence(turns, thr, n_boot=st.cfg.score.n_boot, seed=st.cfg.decode.seed)
@@ -205,6 +291,10 @@ def compare_persistence_runs(
     if len(set(labels)) != len(labels):
         raise BadValue(f"two runs of one model ({labels}); compare runs of different models")
     result = compare_persistence(runs)
+    missing = [m for m in CALIBRATION if m not in labels]
+    if missing:
+        notes.append(f"calibration rows absent ({', '.join(missing)}): no bounds shown for them")
+    result["notes"] = notes
     folder = Path(out) if out else Path(run_dirs[0]).parent / "compare-persistence"
     folder.mkdir(parents=True, exist_ok=True)
     md = render_md(result)

@@ -9,7 +9,7 @@ with a resident model run here. A stage whose resident can compute several units
 threads (``concurrency`` > 1: the transcribe stage with ``--asr-workers``) gets a pool of that
 many threads; its results too come back in unit order.
 
-As with any Python process pool, a script that calls :func:`stylebench.pipeline.commands.run`
+As with any Python process pool, a script that calls :func:`stylebench.commands.runs.run`
 must guard its entry point (``if __name__ == "__main__":``): the pool's processes import it.
 """
 

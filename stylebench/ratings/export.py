@@ -76,7 +76,7 @@ def check_answers(levels: list[float]) -> dict[str, str]:
 def run_replies(store: RunStore) -> tuple[list[Sample], dict[tuple[str, int], Any]]:
     """The samples a run selected and their current replies, from its stored config and
     dialogue set; replies of another configuration in the same folder are not read."""
-    from stylebench.pipeline.commands import open_stored
+    from stylebench.commands.runs import open_stored
 
     run = open_stored(store.root)
     return run.samples, run.replies()

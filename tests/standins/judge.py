@@ -92,7 +92,7 @@ class OverlapJudgeStandIn:
 
 
 def install_standins(mp: pytest.MonkeyPatch, root: Path) -> None:
-    from stylebench.pipeline import transcribe
+    from stylebench.stages import transcribe
 
     entries = dict(judge_mod.JUDGES.items())
     entries["overlap-standin"] = "standins.judge:OverlapJudgeStandIn"

@@ -3,7 +3,7 @@
 A pairs table has one row per pair: ``a``, ``b``, ``dim``, ``direction`` and optionally
 ``lang``, ``group``, ``id`` (other columns are ignored). ``b`` should be more (``intensify``) or
 less (``attenuate``) of ``dim`` than ``a``. The two files are measured together as one two-turn
-sample (:func:`stylebench.pipeline.files.measure_samples`: turn 1 = ``a``, turn 2 = ``b``), scored
+sample (:func:`stylebench.commands.files.measure_samples`: turn 1 = ``a``, turn 2 = ``b``), scored
 by the dimension's own ``turn_values`` and :func:`~stylebench.scoring.turns.turn_score`, and
 judged and pooled by the run's cell statistics (:mod:`stylebench.scoring.pairs`), under the
 thresholds and unscored rules a run applies.
@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stylebench.errors import BadValue, MissingFile
-from stylebench.metrics.dims.base import dimension
-from stylebench.pipeline.files import (
+from stylebench.commands.files import (
     FileMeasurement,
     FileSettings,
     file_dims,
     measure_samples,
 )
+from stylebench.errors import BadValue, MissingFile
+from stylebench.metrics.dims.base import dimension
 from stylebench.records import DIMS, DIRECTIONS, LANGS
 from stylebench.scoring.cells import TurnScore, is_valid, perceptual_change, relative_change
 from stylebench.scoring.pairs import PairCell, pair_cells
@@ -379,7 +379,7 @@ def run_pairs(
 ) -> PairsScored:
     """``stylebench pairs``' work on checked pairs, with settings named as the CLI flags are
     (``asr="none"``, ``pitch_st=2``): the command and :func:`stylebench.pairs` both call this."""
-    from stylebench.pipeline.files import PAIR_SECTIONS, file_settings
+    from stylebench.commands.files import PAIR_SECTIONS, file_settings
 
     fs = file_settings(settings or {}, config_file, PAIR_SECTIONS)
     return score_pairs(pairs, fs, jobs=jobs, progress=progress, seed=seed)
@@ -395,7 +395,7 @@ def cell_rows(scored: PairsScored) -> list[dict[str, Any]]:
 
 def unscored_pairs(scored: PairsScored) -> dict[str, int]:
     """How many pairs are unscored for each reason (the file's side and its first clause)."""
-    from stylebench.pipeline.files import short_reason
+    from stylebench.commands.files import short_reason
 
     out: dict[str, int] = {}
     for r in scored.pairs:

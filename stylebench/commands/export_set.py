@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stylebench.commands.reply_folder import AUDIO_SUFFIXES, META_NAME
 from stylebench.config import RunConfig
 from stylebench.dialogues.persistence import PersistenceArm
 from stylebench.errors import BadValue, FileClash
-from stylebench.pipeline.reply_folder import AUDIO_SUFFIXES, META_NAME
 from stylebench.records import Sample
 
 LAYOUT_VERSION = 1
@@ -167,10 +167,10 @@ def export_set(cfg: RunConfig, out: Path | str) -> ExportResult:
         BadValue: a sample id that cannot be a folder name. FileClash: ``out`` is a file, or a
             file there holds other bytes than the export would write (nothing is written then).
     """
-    from stylebench.pipeline.commands import load_dialogues, persistence_root, select_samples
+    from stylebench.commands.runs import load_dialogues, persistence_root, select_samples
 
     if (proot := persistence_root(cfg)) is not None:  # both dialogues of every sample
-        from stylebench.pipeline.persistence import select
+        from stylebench.commands.persistence import select
 
         sel = select(cfg, proot)
         samples: list[Sample] = list(sel.arms)

@@ -1,8 +1,8 @@
 """Audio files made anywhere, measured as a run measures its replies (``stylebench measure``).
 
 A file is a reply without a run. It goes through the transcribe and features stages' own jobs
-(:class:`~stylebench.pipeline.transcribe.TranscribeJob`,
-:class:`~stylebench.pipeline.features.FeaturesJob`) and through each dimension's ``turn_values``
+(:class:`~stylebench.stages.transcribe.TranscribeJob`,
+:class:`~stylebench.stages.features.FeaturesJob`) and through each dimension's ``turn_values``
 (:mod:`stylebench.metrics.dims`) under the settings a run's config gives
 (:func:`~stylebench.pipeline.score_config.score_context`), so its scores, flags and unscored
 reasons are the ones a run records for the same audio. Files measured together are one sample,
@@ -25,12 +25,12 @@ from stylebench.config import RunConfig, resolve_config, section_of
 from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension, in_order
 from stylebench.pipeline.blobs import Blob
-from stylebench.pipeline.measure import FeatureConfig
 from stylebench.pipeline.score_config import score_context, thresholds_of
-from stylebench.pipeline.stages import feature_config
-from stylebench.pipeline.transcribe import AsrSpec, TranscribeJob, TranscribeStage
 from stylebench.records import LANGS, FeatureRecord, TranscriptRecord, error_record
 from stylebench.scoring.cells import Thresholds
+from stylebench.stages.measure import FeatureConfig
+from stylebench.stages.registry import feature_config
+from stylebench.stages.transcribe import AsrSpec, TranscribeJob, TranscribeStage
 
 #: the config sections whose settings apply to measuring files, and to scoring pairs of them
 MEASURE_SECTIONS = ("measure",)
@@ -152,7 +152,7 @@ def _asr(spec: AsrSpec) -> Any:
 
 def _records(job: _Job) -> list[tuple[TranscriptRecord | None, FeatureRecord]]:
     """The transcript and feature records of a job's files, as the stages would make them."""
-    from stylebench.pipeline.features import FeaturesJob
+    from stylebench.stages.features import FeaturesJob
 
     blobs = {k: Blob.of(p) for k, p in enumerate(job.paths, start=1)}
     transcripts: dict[int, TranscriptRecord] = {}

@@ -17,10 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stylebench.config import RunConfig
-from stylebench.errors import BadValue
-from stylebench.executors.base import make_executor
-from stylebench.pipeline.manifest import (
+from stylebench.commands.manifest import (
     Identity,
     check_identity,
     dialogues_entry,
@@ -28,22 +25,26 @@ from stylebench.pipeline.manifest import (
     stored_identity,
     write_manifest,
 )
-from stylebench.pipeline.reporting import extractor_names, report
-from stylebench.pipeline.respond import ReplyLimits, RespondStage
-from stylebench.pipeline.run_parts import (
+from stylebench.commands.reporting import extractor_names, report
+from stylebench.commands.run_parts import (
     RunResult,
     dropped_if_empty_on_user_error,
     is_persistence_run,
     judge_entry,
     model_spec,
+    prepare_run_folder,
     stored_config,
 )
-from stylebench.pipeline.runner import measure
-from stylebench.pipeline.scored import ScoredRun, score_run
+from stylebench.commands.scored import ScoredRun, score_run
+from stylebench.config import RunConfig
+from stylebench.errors import BadValue
+from stylebench.executors.base import make_executor
 from stylebench.pipeline.stage import run_stage
-from stylebench.pipeline.stages import RESPOND
 from stylebench.pipeline.timings import Invocation
 from stylebench.records import Key, RespondRecord, Sample
+from stylebench.stages.registry import RESPOND
+from stylebench.stages.respond import ReplyLimits, RespondStage
+from stylebench.stages.runner import measure
 from stylebench.store import RunStore
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
 
     proot = persistence_root(cfg)
     if proot is not None:  # the persistence protocol (docs/persistence.md)
-        from stylebench.pipeline.persistence import run_persistence
+        from stylebench.commands.persistence import run_persistence
 
         return run_persistence(cfg, proot, progress=progress)
     inv = Invocation("run")
@@ -115,21 +116,8 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
         import_ray()  # without the extra: one line naming it, before the run folder exists
     samples_all, set_root, checksum = load_dialogues(cfg)
     samples = select_samples(samples_all, cfg, set_root)
-    store = RunStore(Path(cfg.out) / (cfg.run_id or cfg.default_run_id(checksum)))
-    if store.exists() and read_run_manifest(store)["dialogues"]["checksum"] != checksum:
-        raise BadValue(
-            f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
-        )
+    store, fresh = prepare_run_folder(cfg, cfg.run_id or cfg.default_run_id(checksum), checksum)
     inv.store = store
-    fresh = not store.root.exists()
-    try:
-        Path(cfg.out).mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        pass  # a file in the way: the run store's own check names it
-    except OSError as exc:
-        raise BadValue(
-            f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
-        ) from None
     with (
         dropped_if_empty_on_user_error(store.root, fresh),
         store.lock("stylebench run"),
@@ -144,7 +132,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
             desc = setup.timed(model.describe)
             identity = Identity.of(desc, cfg.decode)
             check_identity(store, identity)
-            from stylebench.pipeline.caption import self_caption_warning
+            from stylebench.stages.caption import self_caption_warning
 
             if warn := self_caption_warning(cfg, desc):
                 log.warning(warn)
@@ -289,7 +277,7 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
     """Re-transcribe / re-measure / re-judge / re-score a stored run with new settings; the model
     is never called."""
     if is_persistence_run(read_run_manifest(RunStore(run_dir))):
-        from stylebench.pipeline.persistence import rescore_persistence
+        from stylebench.commands.persistence import rescore_persistence
 
         return rescore_persistence(run_dir, overrides, progress=progress)
     inv = Invocation("score")
@@ -324,7 +312,7 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
 def report_only(run_dir: Path | str) -> RunResult:
     """Rebuild the report files from the current stored records."""
     if is_persistence_run(read_run_manifest(RunStore(run_dir))):
-        from stylebench.pipeline.persistence import rescore_persistence
+        from stylebench.commands.persistence import rescore_persistence
 
         return rescore_persistence(run_dir, {}, compute=False)
     run = open_stored(run_dir)

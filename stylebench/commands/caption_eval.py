@@ -22,7 +22,7 @@ from stylebench.errors import BadValue
 from stylebench.records import CAPTIONS, PAIRS, CaptionRecord, Key, Sample
 
 if TYPE_CHECKING:
-    from stylebench.pipeline.scored import ScoredRun
+    from stylebench.commands.scored import ScoredRun
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def _ties(
 
 
 def evaluate(run_dir: str | Path, opts: EvalOptions) -> dict[str, Any]:
-    from stylebench.pipeline.commands import open_stored, score_stored
+    from stylebench.commands.runs import open_stored, score_stored
 
     scored = score_stored(open_stored(run_dir), only=("caption",))  # no judge needed
     caps = {k: c for k, c in scored.records.of(CAPTIONS).items() if c.status == "ok"}

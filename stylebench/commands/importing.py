@@ -2,7 +2,7 @@
 
 A lab runs its own inference on the user turns (``export-set``), or records a closed realtime
 model through its app, and saves the replies in the layout of
-:mod:`stylebench.pipeline.reply_folder`. :class:`ImportStage` stands where the respond stage
+:mod:`stylebench.commands.reply_folder`. :class:`ImportStage` stands where the respond stage
 stands: it writes the same records into ``respond.jsonl`` (each wav stored under ``audio/`` before
 its record is appended) with the same per-turn fingerprints, so every later stage, ``score``,
 ``report``, ``compare`` and the listening test read an imported run as they read any other.
@@ -30,13 +30,13 @@ from typing import Any, ClassVar
 
 from stylebench.atomic import write_bytes
 from stylebench.audio import MAX_SR, MIN_SR, AudioError, load_audio, sha256_file, wav_truncation
+from stylebench.commands.reply_folder import ReplyFolder, TurnFiles, scan
 from stylebench.config import RunConfig
 from stylebench.errors import BadValue
 from stylebench.pipeline.keys import Identity, turn_fp
-from stylebench.pipeline.reply_folder import ReplyFolder, TurnFiles, scan
-from stylebench.pipeline.respond import ReplyLimits, RespondStage
 from stylebench.pipeline.stage import Unit, is_ok
 from stylebench.records import DecodeConfig, Key, RespondRecord, Sample
+from stylebench.stages.respond import ReplyLimits, RespondStage
 from stylebench.store import RunStore
 
 #: ``identity.model.kind`` of an imported run
@@ -312,28 +312,28 @@ def import_replies(
         BadValue: a bad name or meta.json; no selected sample has a folder; the run folder holds
             another set or was imported from other files.
     """
-    from stylebench.executors.base import make_executor
-    from stylebench.pipeline.commands import (
-        judge_entry,
-        load_dialogues,
-        persistence_root,
-        select_samples,
-    )
-    from stylebench.pipeline.manifest import (
+    from stylebench.commands.manifest import (
         check_identity,
         dialogues_entry,
         read_run_manifest,
         write_manifest,
     )
-    from stylebench.pipeline.reporting import extractor_names, report
-    from stylebench.pipeline.runner import measure
-    from stylebench.pipeline.scored import score_run
+    from stylebench.commands.reporting import extractor_names, report
+    from stylebench.commands.runs import (
+        judge_entry,
+        load_dialogues,
+        persistence_root,
+        select_samples,
+    )
+    from stylebench.commands.scored import score_run
+    from stylebench.executors.base import make_executor
     from stylebench.pipeline.stage import run_stage
+    from stylebench.stages.runner import measure
 
     check_name(cfg.model)
     if (proot := persistence_root(cfg)) is not None:  # both dialogues of every sample
+        from stylebench.commands.persistence import select
         from stylebench.dialogues.persistence import arms_of, load_persistence_set
-        from stylebench.pipeline.persistence import select
 
         sel = select(cfg, proot)
         samples: list[Sample] = list(sel.arms)
@@ -392,7 +392,7 @@ def import_replies(
             )
             scored = report(score_run(store, samples, cfg, measured))
         else:
-            from stylebench.pipeline.persistence import PERSISTENCE_STAGES, score_and_report
+            from stylebench.commands.persistence import PERSISTENCE_STAGES, score_and_report
 
             measured = measure(
                 store,

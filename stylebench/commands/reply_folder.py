@@ -11,7 +11,7 @@ Layout::
 ``set.json``, ``README.txt``); those files are read by nobody here, so one folder can hold both.
 
 This module only finds and hashes files: whether a reply is usable audio is decided when it is
-imported (:mod:`stylebench.pipeline.importing`). What it cannot place (a folder that is no
+imported (:mod:`stylebench.commands.importing`). What it cannot place (a folder that is no
 sample of the set, a stray file) becomes a note, one line each; what is wrong with one turn's
 files (missing, two candidates, outside the folder, unreadable) becomes that turn's
 ``problem``, which the import turns into an error record.

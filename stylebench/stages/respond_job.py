@@ -4,7 +4,7 @@ A :class:`RespondJob` carries everything the turns need: the sample, the run ide
 turns' audio and the sample's earlier ok replies (as :class:`~stylebench.pipeline.blobs.Blob`\\ s),
 so it runs the same beside the run folder or on a machine that cannot see it. It yields one
 :class:`ReplyOut` per record, with the reply's wav bytes; it never writes the run folder. The
-driver (:meth:`stylebench.pipeline.respond.RespondStage.accept`) writes each wav atomically and
+driver (:meth:`stylebench.stages.respond.RespondStage.accept`) writes each wav atomically and
 then appends the record. The turns run in order on the one model instance the job is given, since
 history and stateful models need that.
 """

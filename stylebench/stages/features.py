@@ -23,9 +23,9 @@ from stylebench.audio import AudioError, load_audio
 from stylebench.metrics.spec import check_declared
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
-from stylebench.pipeline.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
 from stylebench.pipeline.stage import PROVENANCE, Unit
 from stylebench.records import FeatureRecord, Key, RespondRecord, Sample, TranscriptRecord
+from stylebench.stages.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
 from stylebench.store import RunStore
 
 #: the respond record's ``raw`` key a wrapper sets when its reply stopped at the model's token

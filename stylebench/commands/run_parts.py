@@ -1,5 +1,5 @@
 """What ``run``, ``score`` and ``report`` share between the StyleBench protocol
-(:mod:`.commands`) and the persistence protocol (:mod:`.persistence`): the run's result, how the
+(:mod:`.runs`) and the persistence protocol (:mod:`.persistence`): the run's result, how the
 model and the judge are described, a stored run's config, and the clean-up of a run folder that
 a user error left empty."""
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from stylebench.config import RunConfig, flatten, resolve_config
 from stylebench.errors import UserError
-from stylebench.pipeline import gate
-from stylebench.pipeline.respond_job import ModelSpec
+from stylebench.stages import gate
+from stylebench.stages.respond_job import ModelSpec
 from stylebench.store import LOCK_NAME, RunStore
 
 #: executor settings a stored run's config does not pass on (how the ASR decoded does: it is
@@ -59,6 +59,32 @@ def judge_entry(cfg: RunConfig) -> dict[str, Any]:
     )
 
 
+def prepare_run_folder(cfg: RunConfig, run_id: str, checksum: str) -> tuple[RunStore, bool]:
+    """The run store ``--out``/``run_id`` and whether it is new, with ``--out`` made.
+
+    Raises:
+        BadValue: the folder holds a run of another dialogue set, or ``--out`` cannot be made.
+    """
+    from stylebench.commands.manifest import read_run_manifest
+    from stylebench.errors import BadValue
+
+    store = RunStore(Path(cfg.out) / run_id)
+    if store.exists() and read_run_manifest(store)["dialogues"]["checksum"] != checksum:
+        raise BadValue(
+            f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
+        )
+    fresh = not store.root.exists()
+    try:
+        Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        pass  # a file in the way: the run store's own check names it
+    except OSError as exc:
+        raise BadValue(
+            f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
+        ) from None
+    return store, fresh
+
+
 @contextmanager
 def dropped_if_empty_on_user_error(root: Path, fresh: bool) -> Iterator[None]:
     """A run folder this call made is removed (after its lock) when a user error ends the call
@@ -82,7 +108,7 @@ def is_persistence_run(manifest: dict[str, Any]) -> bool:
 def stored_config(manifest: dict[str, Any], overrides: dict[str, Any]) -> RunConfig:
     """A stored run's config with ``overrides`` on top; a new judge or captioner backend drops
     the old one's options, and where the stored run's work ran is not passed on."""
-    from stylebench.pipeline.stages import STAGES
+    from stylebench.stages.registry import STAGES
 
     base = flatten(manifest["config"])
     for spec in STAGES:

@@ -144,8 +144,8 @@ def gate_report(
     inputs: Inputs,
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """``(report extra keys, sample ids to leave out of style scores, notes)`` for a run."""
-    from stylebench.pipeline.judge import MRD_TURN, SRD_TURN
     from stylebench.scoring import relevance as rl
+    from stylebench.stages.judge import MRD_TURN, SRD_TURN
 
     jc = cfg.judge
     why = skip_reason(cfg)

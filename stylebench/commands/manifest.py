@@ -146,9 +146,9 @@ def environment() -> dict[str, Any]:
 
 def asr_machine_entry(cfg: RunConfig) -> dict[str, str]:
     """The CPU code path transcripts are made on in this process (CTranslate2 version, ISA, CPU,
-    GEMM backends; :func:`stylebench.pipeline.transcribe.asr_machine`), part of their key;
+    GEMM backends; :func:`stylebench.stages.transcribe.asr_machine`), part of their key;
     ``{}`` without ASR or for a backend that has none."""
-    from stylebench.pipeline.transcribe import asr_machine
+    from stylebench.stages.transcribe import asr_machine
 
     if cfg.measure.asr == "none":
         return {}

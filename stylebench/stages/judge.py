@@ -107,7 +107,7 @@ def plan_requests(
             for k in turns:
                 if k in text:
                     note = (said[k],) if said[k] else ()
-                    asks[k] = JudgeRequest("srd", s.lang, ((s.turns[k - 1].text, text[k]),), note)
+                    asks[k] = JudgeRequest("srd", s.lang, ((s.question_of(k), text[k]),), note)
         elif 1 in text:
             first = (said[1],) if said[1] else ()
             asks[SRD_TURN] = JudgeRequest("srd", s.lang, ((s.turns[0].text, text[1]),), first)

@@ -81,7 +81,7 @@ class StoredPersistence:
 
 def relevance_labels(cfg: RunConfig, judged: dict[Key, Any]) -> dict[Key, str] | None:
     """SRD labels by (dialogue id, turn), or None when the gate is skipped (``--judge none``)."""
-    from stylebench.pipeline import gate
+    from stylebench.stages import gate
 
     if gate.skip_reason(cfg):
         return None
@@ -113,10 +113,10 @@ def score_and_report(
 ) -> dict[str, Any]:
     """Score the run's current records and write its report files; returns the report."""
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
-    from stylebench.pipeline import gate
     from stylebench.pipeline.score_config import thresholds_of
     from stylebench.report.persistence import report_dict, write_persistence_reports
     from stylebench.scoring import persistence as ps
+    from stylebench.stages import gate
 
     turns = paired(sel, cfg, records)
     cells = ps.score_persistence(
@@ -157,30 +157,49 @@ def score_and_report(
     return write_persistence_reports(store.root, report)
 
 
+def _write_manifest(
+    store: Any, cfg: RunConfig, identity: Any, root: Path, sel: Any, model: Any, command: str
+) -> None:
+    """The run manifest of a persistence run: StyleBench's, its dialogues marked as persistence
+    and counted in samples (each answered as two dialogues)."""
+    from stylebench.commands.manifest import dialogues_entry, write_manifest
+    from stylebench.commands.reporting import extractor_names
+    from stylebench.commands.run_parts import judge_entry
+
+    dialogues = {**dialogues_entry(root, sel.checksum, sel.arms), "protocol": "persistence"}
+    dialogues["n_selected"] = len(sel.samples)
+    write_manifest(
+        store,
+        cfg,
+        identity,
+        dialogues,
+        model=model,
+        judge=judge_entry(cfg),
+        extractors=extractor_names(cfg),
+        command=command,
+    )
+
+
 def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any:
     """Run (or resume) a persistence set for ``cfg``: both dialogues of every selected sample,
-    then the stages, scores and report. Returns a :class:`~.commands.RunResult`."""
+    then the stages, scores and report. Returns a :class:`~.runs.RunResult`."""
+    from stylebench.commands.manifest import (
+        Identity,
+        check_identity,
+        read_run_manifest,
+    )
+    from stylebench.commands.run_parts import (
+        RunResult,
+        dropped_if_empty_on_user_error,
+        model_spec,
+        prepare_run_folder,
+    )
     from stylebench.executors.base import make_executor
     from stylebench.model_wrappers.decoding import decode_entry
     from stylebench.model_wrappers.registry import MODELS
-    from stylebench.pipeline.manifest import (
-        Identity,
-        check_identity,
-        dialogues_entry,
-        read_run_manifest,
-        write_manifest,
-    )
-    from stylebench.pipeline.reporting import extractor_names
-    from stylebench.pipeline.respond import ReplyLimits, RespondStage
-    from stylebench.pipeline.run_parts import (
-        RunResult,
-        dropped_if_empty_on_user_error,
-        judge_entry,
-        model_spec,
-    )
-    from stylebench.pipeline.runner import measure
     from stylebench.pipeline.stage import run_stage
-    from stylebench.store import RunStore
+    from stylebench.stages.respond import ReplyLimits, RespondStage
+    from stylebench.stages.runner import measure
 
     if cfg.caption.captioner != "none" or cfg.emotion.emotion_probe != "none":
         raise BadValue(
@@ -190,20 +209,8 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     if not (cfg.worker_python and ":" in cfg.model):
         MODELS[cfg.model]
     sel = select(cfg, root)
-    store = RunStore(Path(cfg.out) / (cfg.run_id or "persist-" + cfg.default_run_id(sel.checksum)))
-    if store.exists() and read_run_manifest(store)["dialogues"]["checksum"] != sel.checksum:
-        raise BadValue(
-            f"{store.root} holds a run of another dialogue set; pass a different --run-id or --out"
-        )
-    fresh = not store.root.exists()
-    try:
-        Path(cfg.out).mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        pass  # a file in the way: the run store's own check names it
-    except OSError as exc:
-        raise BadValue(
-            f"--out {cfg.out}: cannot create the run folder there ({exc.strerror or exc})"
-        ) from None
+    run_id = cfg.run_id or "persist-" + cfg.default_run_id(sel.checksum)
+    store, fresh = prepare_run_folder(cfg, run_id, sel.checksum)
     with (
         dropped_if_empty_on_user_error(store.root, fresh),
         store.lock("stylebench run"),
@@ -216,18 +223,7 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
             identity = Identity.of(desc, cfg.decode)
             check_identity(store, identity)
             entry = {**desc, "decode_effective": decode_entry(model, cfg.decode)}
-            dialogues = {**dialogues_entry(root, sel.checksum, sel.arms), "protocol": "persistence"}
-            dialogues["n_selected"] = len(sel.samples)
-            write_manifest(
-                store,
-                cfg,
-                identity,
-                dialogues,
-                model=entry,
-                judge=judge_entry(cfg),
-                extractors=extractor_names(cfg),
-                command="run",
-            )
+            _write_manifest(store, cfg, identity, root, sel, entry, "run")
             stage = RespondStage(
                 store,
                 sel.arms,
@@ -270,18 +266,15 @@ def rescore_persistence(
     is never called); ``compute=False`` only rebuilds the report from the current records;
     ``write=False`` (with ``compute=False``) writes nothing and returns the run's current
     records as a :class:`StoredPersistence` (``stylebench compare``)."""
-    from stylebench.executors.base import make_executor
-    from stylebench.pipeline.manifest import (
-        dialogues_entry,
+    from stylebench.commands.manifest import (
         read_run_manifest,
         stored_identity,
-        write_manifest,
     )
-    from stylebench.pipeline.reporting import extractor_names
-    from stylebench.pipeline.respond import RespondStage
-    from stylebench.pipeline.run_parts import RunResult, judge_entry, stored_config
-    from stylebench.pipeline.runner import measure
+    from stylebench.commands.run_parts import RunResult, stored_config
+    from stylebench.executors.base import make_executor
     from stylebench.pipeline.stage import run_stage
+    from stylebench.stages.respond import RespondStage
+    from stylebench.stages.runner import measure
     from stylebench.store import RunStore
 
     store = RunStore(run_dir)
@@ -300,18 +293,8 @@ def rescore_persistence(
         lock = store.lock("stylebench score" if compute else "stylebench report")
     with lock:
         if compute:
-            dialogues = {**dialogues_entry(root, sel.checksum, sel.arms), "protocol": "persistence"}
-            dialogues["n_selected"] = len(sel.samples)
-            write_manifest(
-                store,
-                cfg,
-                identity,
-                dialogues,
-                model=manifest.get("model") or identity.model,
-                judge=judge_entry(cfg),
-                extractors=extractor_names(cfg),
-                command="score",
-            )
+            model = manifest.get("model") or identity.model
+            _write_manifest(store, cfg, identity, root, sel, model, "score")
             manifest = read_run_manifest(store)
         replies = run_stage(
             store, RespondStage(store, sel.arms, root, identity), compute=False

@@ -2,7 +2,7 @@
 
 A reply's wav is written into the run folder (atomically) before its record is appended, so a kill
 at any point loses at most the reply in flight. The turns themselves are asked by a
-:class:`~stylebench.pipeline.respond_job.RespondJob`, in this process or on a worker; this stage
+:class:`~stylebench.stages.respond_job.RespondJob`, in this process or on a worker; this stage
 plans, packs jobs and writes what they return. Resume rebuilds each sample's history from the stored records
 and asks the model only for turns that are not yet ``ok``. A turn's fingerprint covers the run
 identity (the model's ``describe()`` and the decode settings), the sample and the sha256 of every
@@ -24,9 +24,9 @@ from stylebench.atomic import replace_with
 from stylebench.audio import sha256_file
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
-from stylebench.pipeline.respond_job import ReplyLimits, ReplyOut, RespondJob, plain_json, script_of
 from stylebench.pipeline.stage import Unit, is_ok, repeated
 from stylebench.records import Key, RespondRecord, Sample, Turn
+from stylebench.stages.respond_job import ReplyLimits, ReplyOut, RespondJob, plain_json, script_of
 from stylebench.store import RunStore
 
 __all__ = ["ReplyLimits", "RespondStage", "plain_json", "script_of", "user_turn_of"]

@@ -1,6 +1,6 @@
 """A run's records turned into scores, once: :func:`score_run` -> :class:`ScoredRun`.
 
-``stylebench run``/``score``/``report`` (:func:`stylebench.pipeline.reporting.report`),
+``stylebench run``/``score``/``report`` (:func:`stylebench.commands.reporting.report`),
 ``stylebench compare`` (:func:`stylebench.compare.load.load_run`), ``caption-eval`` and the
 ratings import (which rebuilds the report) all read a :class:`ScoredRun`: the per-reply scores,
 the relevance gate, the thresholds, the probe's scores and the imported listening test are
@@ -18,8 +18,6 @@ from typing import Any
 
 from stylebench.config import RunConfig
 from stylebench.metrics.dims.base import ScoreContext, dimension
-from stylebench.pipeline import gate
-from stylebench.pipeline.runner import Measured
 from stylebench.pipeline.score_config import score_context, thresholds_of
 from stylebench.records import (
     FEATURES,
@@ -33,6 +31,8 @@ from stylebench.records import (
 )
 from stylebench.scoring.cells import Cell, Thresholds, TurnScore, score_cells
 from stylebench.scoring.emotion import ProbeScores, probe_scores
+from stylebench.stages import gate
+from stylebench.stages.runner import Measured
 from stylebench.store import RunStore
 
 
@@ -86,7 +86,7 @@ class ScoredRun:
     @cached_property
     def dim_values(self) -> dict[Key, dict[str, float]]:
         """Per ok reply, its score on each acoustic dimension (what captions are read against)."""
-        from stylebench.pipeline.caption import dim_values
+        from stylebench.stages.caption import dim_values
 
         return dim_values(self.samples, self.records.of(FEATURES), self.context)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stylebench.commands.scored import ScoredRun
 from stylebench.config import RunConfig
-from stylebench.pipeline.scored import ScoredRun
 from stylebench.records import CAPTION_VERDICTS, CAPTIONS, FEATURES, Sample
 from stylebench.scoring.cells import TurnScore
 
@@ -71,11 +71,11 @@ def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence
 def report(scored: ScoredRun) -> dict[str, Any]:
     """Write the scored run's report.json/.md/.csv (and the plot) into its folder."""
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
-    from stylebench.pipeline.caption import self_caption_warning
     from stylebench.report.build import ReportMeta
     from stylebench.report.write import write_reports
     from stylebench.scoring.captions import caption_report_block
     from stylebench.scoring.emotion import emotion_report_block
+    from stylebench.stages.caption import self_caption_warning
 
     cfg, samples, turn_scores = scored.cfg, scored.samples, scored.turn_scores
     m = cfg.measure

@@ -1,4 +1,4 @@
-"""Drive the stages after respond in the order :data:`.stages.STAGES` declares them.
+"""Drive the stages after respond in the order :data:`.registry.STAGES` declares them.
 
 Each stage's current records are kept under its name (``Measured.records.of(FEATURES)``) and
 handed to the later stages that declare them as inputs. A stage runs when its spec says so for
@@ -19,9 +19,9 @@ from typing import Any
 from stylebench.config import RunConfig
 from stylebench.executors.base import Executor
 from stylebench.pipeline.stage import run_stage
-from stylebench.pipeline.stages import RESPOND, STAGES, StageInputs, with_inputs
 from stylebench.pipeline.timings import Invocation, clocked
 from stylebench.records import Key, RespondRecord, RunRecords, Sample
+from stylebench.stages.registry import RESPOND, STAGES, StageInputs, with_inputs
 from stylebench.store import RunStore
 
 
@@ -29,7 +29,7 @@ from stylebench.store import RunStore
 class Measured:
     """Every stage's current records for one run, by stage name, and what each stage did.
 
-    ``records`` holds ``"respond"`` and every stage of :data:`.stages.STAGES` (``{}`` for one
+    ``records`` holds ``"respond"`` and every stage of :data:`.registry.STAGES` (``{}`` for one
     that did not run); ``info`` what a stage's backend described (``Built.info``); ``counts``
     what each stage that ran did.
     """

@@ -4,7 +4,7 @@ Each :class:`StageSpec` names its records (``<name>.jsonl``, ``Measured.records[
 earlier stages whose current records it reads (``inputs``; ``"respond"`` is the replies), the
 config section that holds its settings, when it runs (a predicate on the run's config and
 samples), and how its :class:`~stylebench.pipeline.stage.Stage` is built. The runner
-(:func:`stylebench.pipeline.runner.measure`) loops over this list and nothing else: adding a
+(:func:`stylebench.stages.runner.measure`) loops over this list and nothing else: adding a
 stage is one module with the stage class, one record type and one entry here.
 
 A builder sees only the records its spec declares (:attr:`StageInputs.records`), so a stage that
@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from stylebench.config import RunConfig
 from stylebench.metrics.dims.base import dimension
-from stylebench.pipeline import gate
-from stylebench.pipeline.measure import FeatureConfig
 from stylebench.pipeline.stage import Stage
 from stylebench.records import (
     CAPTION_VERDICTS,
@@ -37,13 +35,15 @@ from stylebench.records import (
     RunRecords,
     Sample,
 )
+from stylebench.stages import gate
+from stylebench.stages.measure import FeatureConfig
 from stylebench.store import RunStore
 
 if TYPE_CHECKING:
     from stylebench.metrics.judges.cache import JudgeCache
 
 #: the replies: the records every later stage starts from (made by ``RespondStage``, which needs
-#: the model and so runs in :func:`stylebench.pipeline.commands.run`, not in this list)
+#: the model and so runs in :func:`stylebench.commands.runs.run`, not in this list)
 RESPOND = RESPONSES.name
 
 
@@ -133,7 +133,7 @@ def _manifest(ctx: StageInputs) -> Mapping[str, Any] | None:
 
 def _transcribe(ctx: StageInputs) -> Built:
     from stylebench.executors.serial import cores
-    from stylebench.pipeline.transcribe import AsrSpec, TranscribeStage, asr_workers
+    from stylebench.stages.transcribe import AsrSpec, TranscribeStage, asr_workers
 
     m, ex = ctx.cfg.measure, ctx.cfg.executor
     n = cores()
@@ -160,7 +160,7 @@ def _transcribe(ctx: StageInputs) -> Built:
 
 
 def _features(ctx: StageInputs) -> Built:
-    from stylebench.pipeline.features import FeaturesStage
+    from stylebench.stages.features import FeaturesStage
 
     stage = FeaturesStage(
         ctx.store,
@@ -180,7 +180,7 @@ def _probed_ids(samples: Sequence[Sample]) -> set[str]:
 
 def _probe(ctx: StageInputs) -> Built:
     from stylebench.metrics.emotion_probe import PROBES
-    from stylebench.pipeline.probe import ProbeStage
+    from stylebench.stages.probe import ProbeStage
 
     probe = (ctx.cfg.emotion.emotion_probe, ctx.cfg.emotion.probe_model)
     stage = ProbeStage(
@@ -200,8 +200,8 @@ def _offline_captioner(cfg: RunConfig) -> bool:
 
 def _caption(ctx: StageInputs) -> Built:
     from stylebench.metrics.captions.base import CAPTIONERS, load_instruction
-    from stylebench.pipeline.caption import CaptionStage, build, dim_values
     from stylebench.pipeline.score_config import score_context
+    from stylebench.stages.caption import CaptionStage, build, dim_values
 
     cfg, samples = ctx.cfg, ctx.samples
     cc = cfg.caption
@@ -242,7 +242,7 @@ def _cache(use: bool) -> JudgeCache | None:
 
 def _caption_judge(ctx: StageInputs) -> Built:
     from stylebench.metrics.captions.base import CAPTION_JUDGES
-    from stylebench.pipeline.caption import CaptionJudgeStage, build
+    from stylebench.stages.caption import CaptionJudgeStage, build
 
     cfg = ctx.cfg
     cc = cfg.caption
@@ -266,7 +266,7 @@ def _caption_judge(ctx: StageInputs) -> Built:
 
 
 def _judge(ctx: StageInputs) -> Built:
-    from stylebench.pipeline.judge import JudgeStage, language_notes, plan_requests, sample_inputs
+    from stylebench.stages.judge import JudgeStage, language_notes, plan_requests, sample_inputs
 
     cfg = ctx.cfg
     judge = gate.required_judge(cfg.judge)  # built once per process and settings
