@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from stylebench.errors import MissingExtra
 from stylebench.records import JUDGEMENTS
+from stylebench.scoring.cells import FRAME_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,27 +88,7 @@ class RunFrames:
     verdicts: pd.DataFrame
 
 
-CELL_COLUMNS = (
-    "dim",
-    "direction",
-    "lang",
-    "pair",
-    "group",
-    "vsp",
-    "vsp_ci_low",
-    "vsp_ci_high",
-    "vsp_all",
-    "svd",
-    "svd_ci_low",
-    "svd_ci_high",
-    "svd_signed",
-    "change_mean",
-    "n",
-    "n_ok",
-    "n_valid",
-    "n_flagged",
-    "errors",
-)
+CELL_COLUMNS = FRAME_COLUMNS
 TURN_COLUMNS = (
     "sample_id",
     "dim",

@@ -172,3 +172,23 @@ def test_every_report_section_resolves_and_shows_only_with_its_block() -> None:
     assert notes.markdown({"notes": ["a < b"]})[:2] == ["## Notes", ""]
     timing = next(s for s in SECTIONS if s.key == "timings")
     assert timing.when_present and not timing.whole
+
+
+def test_cell_columns_are_named_once_and_reach_every_flat_output():
+    """report.csv, the API frames and compare's tables take their cell columns from the groups in
+    scoring/cells.py: a column added to a group reaches each output, split where it is a CI."""
+    from stylebench import api
+    from stylebench.compare import files
+    from stylebench.report import render_csv
+    from stylebench.scoring import cells
+
+    assert render_csv.COLUMNS is cells.CSV_COLUMNS and api.CELL_COLUMNS is cells.FRAME_COLUMNS
+    assert files.CELL_COLUMNS is cells.COMPARE_COLUMNS
+    flat = set(cells.split_ci(cells.CELL_KEYS))
+    assert (
+        flat == set(cells.FRAME_COLUMNS) == set(cells.CSV_COLUMNS) - {"model", "run_id", "eligible"}
+    )
+    assert cells.split_ci(("vsp_ci", "n")) == ("vsp_ci_low", "vsp_ci_high", "n")
+    assert set(cells.COMPARE_COLUMNS) <= set(cells.CELL_KEYS)
+    header = to_csv(_report()).splitlines()[0].split(",")
+    assert header == list(cells.CSV_COLUMNS) and header[:2] == ["model", "run_id"]

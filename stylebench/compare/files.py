@@ -15,6 +15,7 @@ from typing import Any
 
 from stylebench.atomic import write_text
 from stylebench.ratings.page import safe_cell
+from stylebench.scoring.cells import COMPARE_COLUMNS
 
 PROVENANCE = (
     "run_id",
@@ -29,19 +30,7 @@ PROVENANCE = (
     "manifest_sha256",
     "run_dir",
 )
-CELL_COLUMNS = (
-    "dim",
-    "direction",
-    "lang",
-    "pair",
-    "group",
-    "vsp",
-    "vsp_ci",
-    "svd",
-    "svd_ci",
-    "n_ok",
-    "n",
-)
+CELL_COLUMNS = COMPARE_COLUMNS
 COLUMNS = (
     "model",
     "calibration",

@@ -7,30 +7,9 @@ import io
 import json
 from typing import Any
 
-COLUMNS = (
-    "model",
-    "run_id",
-    "dim",
-    "direction",
-    "lang",
-    "pair",
-    "group",
-    "n",
-    "n_ok",
-    "n_valid",
-    "vsp",
-    "vsp_ci_low",
-    "vsp_ci_high",
-    "vsp_all",
-    "svd",
-    "svd_ci_low",
-    "svd_ci_high",
-    "svd_signed",
-    "change_mean",
-    "n_flagged",
-    "errors",
-    "eligible",
-)
+from stylebench.scoring.cells import CSV_COLUMNS
+
+COLUMNS = CSV_COLUMNS
 
 
 def to_csv(report: dict[str, Any]) -> str:

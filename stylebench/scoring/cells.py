@@ -40,26 +40,42 @@ MISSING_TURN = "missing turn record"
 NO_REASON = "no value (no reason recorded)"
 
 
+# The cell's columns, named once. Each output orders the same groups its own way:
+# report.json (:data:`CELL_KEYS`), report.csv (:data:`CSV_COLUMNS`), ``stylebench.api``
+# (:data:`FRAME_COLUMNS`) and the compare tables (:data:`COMPARE_COLUMNS`).
+#: what a cell is: one (dim, direction, lang, pair, group)
+CELL_ID = ("dim", "direction", "lang", "pair", "group")
+#: its style numbers; a ``*_ci`` is a (low, high) pair, split by :func:`split_ci` for flat tables
+CELL_STYLE = ("vsp", "vsp_ci", "vsp_all", "svd", "svd_ci", "svd_signed", "change_mean")
+#: its sample counts
+CELL_COUNTS = ("n", "n_ok", "n_valid")
+#: what was set aside: flagged samples, and the unscored ones by reason
+CELL_SET_ASIDE = ("n_flagged", "errors")
 #: the keys of a cell's JSON form (:func:`cell_dict`)
-CELL_KEYS = (
-    "dim",
-    "direction",
-    "lang",
-    "pair",
-    "group",
-    "vsp",
-    "vsp_ci",
-    "vsp_all",
-    "svd",
-    "svd_ci",
-    "svd_signed",
-    "change_mean",
-    "n",
-    "n_ok",
-    "n_valid",
-    "n_flagged",
-    "errors",
+CELL_KEYS = (*CELL_ID, *CELL_STYLE, *CELL_COUNTS, *CELL_SET_ASIDE)
+
+
+def split_ci(columns: Iterable[str]) -> tuple[str, ...]:
+    """``columns`` with each ``*_ci`` column split into ``*_ci_low`` and ``*_ci_high``."""
+    return tuple(
+        part for c in columns for part in ((f"{c}_low", f"{c}_high") if c.endswith("_ci") else (c,))
+    )
+
+
+#: one row per cell in ``stylebench.api`` frames: the JSON keys, CIs split
+FRAME_COLUMNS = split_ci(CELL_KEYS)
+#: report.csv: the run's model and id, then counts before the style numbers
+CSV_COLUMNS = (
+    "model",
+    "run_id",
+    *CELL_ID,
+    *CELL_COUNTS,
+    *split_ci(CELL_STYLE),
+    *CELL_SET_ASIDE,
+    "eligible",
 )
+#: a cell in compare's tables: VSP and SVD with their CIs, and how many samples they rest on
+COMPARE_COLUMNS = (*CELL_ID, "vsp", "vsp_ci", "svd", "svd_ci", "n_ok", "n")
 
 
 @dataclass(frozen=True)
