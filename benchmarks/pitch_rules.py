@@ -37,8 +37,12 @@ def _mean(track: np.ndarray) -> float:
     return float(np.mean(v)) if v.size >= 3 else math.nan
 
 
-def rules() -> dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], float]]:
-    """Per-frame rules: (pyworld, Praat, SwiftF0 tracks on one grid) -> the reply's mean F0."""
+Rule = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], float]
+
+
+def rules() -> dict[str, Rule]:
+    """Per-frame rules: (pyworld, Praat, SwiftF0 tracks on one grid, each frame's level in dB)
+    -> the reply's mean F0."""
     from stylebench.metrics import pitch
 
     def old(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
@@ -89,20 +93,63 @@ def rules() -> dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], float]]:
             keep &= ~(ok & (np.abs(up - 12.0) <= 2.0))
         return _mean(pitch.drop_subharmonics(pitch.trim_edges(np.where(keep, maj, 0.0))))
 
-    return {
+    def weighted(power: float) -> Rule:
+        # the vote's frames, each weighted by its amplitude (power 1: stylebench's score,
+        # pitch.weighted_mean_f0) or by its energy (power 2)
+        def rule(a: np.ndarray, b: np.ndarray, c: np.ndarray, level: np.ndarray) -> float:
+            t = chosen_track(a, b, c)
+            if (t > 0).sum() < 3:
+                return math.nan
+            if power == 1.0:
+                return pitch.weighted_mean_f0(t, level)
+            keep = t > 0
+            w = 10 ** ((level[keep] - level[keep].max()) * power / 20)
+            return float(np.sum(t[keep] * w) / np.sum(w))
+
+        return rule
+
+    def loud(drop_db: float) -> Rule:
+        # the chosen frames within ``drop_db`` of the 90th percentile of their levels
+        def rule(a: np.ndarray, b: np.ndarray, c: np.ndarray, level: np.ndarray) -> float:
+            t = chosen_track(a, b, c)
+            keep = t > 0
+            if keep.sum() < 3:
+                return math.nan
+            return _mean(np.where(keep & (level >= np.percentile(level[keep], 90) - drop_db), t, 0))
+
+        return rule
+
+    def chosen_track(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return pitch.drop_subharmonics(pitch.trim_edges(pitch.majority_f0([a, b, c])))
+
+    def log_mean(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+        v = chosen_track(a, b, c)
+        v = v[v > 0]
+        return float(np.exp(np.mean(np.log(v)))) if v.size >= 3 else math.nan
+
+    three: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], float]] = {
         "pyworld+Praat agree, pyworld value (old)": old,
         "vote of three, no guard": vote,
         "all three voiced and agree": all_three,
         "vote, +-0.75 octave guard": vote_guard,
-        "vote, subharmonics dropped (chosen)": chosen,
+        "vote, subharmonics dropped (plain mean; stop 38)": chosen,
         "vote, frames 9 st under the median dropped": sub9,
         "vote, median instead of mean": median_st,
         "vote, only frames SwiftF0 agrees with": swift_arbiter,
         "vote, octave-above veto": octave_veto,
+        "vote, mean of log F0": log_mean,
         "pyworld alone (plain mean)": lambda a, b, c: _mean(a),
         "Praat alone (plain mean)": lambda a, b, c: _mean(b),
         "SwiftF0 alone (plain mean)": lambda a, b, c: _mean(c),
     }
+    out: dict[str, Rule] = {
+        name: (lambda a, b, c, level, f=f: f(a, b, c)) for name, f in three.items()
+    }
+    out["vote, amplitude-weighted mean (chosen)"] = weighted(1.0)
+    out["vote, energy-weighted mean"] = weighted(2.0)
+    for drop in (10.0, 15.0, 20.0):
+        out[f"vote, frames within {drop:g} dB of their 90th-percentile level"] = loud(drop)
+    return out
 
 
 def measure_clip(clip: dict[str, Any], cache: Path) -> tuple[str, str, dict[str, dict[str, float]]]:
@@ -117,7 +164,8 @@ def measure_clip(clip: dict[str, Any], cache: Path) -> tuple[str, str, dict[str,
     for name, path in paths.items():
         x, sr = sf.read(str(path), dtype="float64")
         tracks = (pitch.f0_track(x, sr), pitch.praat_f0_track(x, sr), pitch.swift_f0_track(x, sr))
-        means[name] = {r: f(*tracks) for r, f in rules().items()}
+        level = pitch.frame_levels_db(x, sr, tracks[0].size)
+        means[name] = {r: f(*tracks, level) for r, f in rules().items()}
     out = {
         name: {
             r: 12 * math.log2(m[r] / means["orig"][r])

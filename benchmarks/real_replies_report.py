@@ -198,6 +198,7 @@ def _facts(r: dict[str, Any]) -> dict[str, Any]:
         "f0_voiced_ratio",
         "f0_agreement",
         "f0_mean_agreed",
+        "f0_mean_weighted",
         "rms_active_dbfs",
     )
     return {
@@ -322,7 +323,7 @@ def _suspect_lines(sus: list[dict[str, Any]]) -> list[str]:
             f"        dur {_f(v.get('duration_s'))} span {_f(v.get('span_s'))} syl {_f(v.get('syllables'), '.0f')} "
             f"spm {_f(v.get('spm'), '.0f')} text_spm {_f(v.get('text_spm'), '.0f')} "
             f"voiced {_f(v.get('f0_voiced_ratio'))} agree {_f(v.get('f0_agreement'))} "
-            f"f0 {_f(v.get('f0_mean_agreed'), '.0f')} Hz | ASR {(x['asr_text'] or '')[:50]!r} | "
+            f"f0 {_f(v.get('f0_mean_weighted'), '.0f')} Hz | ASR {(x['asr_text'] or '')[:50]!r} | "
             f"text {x['text'][:40]!r}"
         )
     return out

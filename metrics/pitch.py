@@ -1,4 +1,5 @@
-"""Pitch score: mean F0 over the voiced frames that a majority of three trackers agree on.
+"""Pitch score: mean F0 over the voiced frames that a majority of three trackers agree on, each
+frame weighted by its amplitude (:func:`weighted_mean_f0`).
 
 The three trackers are pyworld, Praat and SwiftF0 (:func:`swift_f0_track`), voting frame by
 frame (:func:`majority_f0`). The rest of this docstring describes the two-tracker agreement
@@ -36,7 +37,7 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="f0",
-    version="4",
+    version="5",
     outputs=(
         "f0_mean",
         "f0_median",
@@ -47,6 +48,7 @@ SPEC = MetricSpec(
         "praat_f0_mean",
         "swift_f0_mean",
         "f0_mean_agreed",
+        "f0_mean_weighted",
         "f0_median_agreed",
         "f0_agreement",
         "f0_octave_share",
@@ -60,8 +62,9 @@ SPEC = MetricSpec(
         "autocorrelation and SwiftF0 (a CNN, 16 ms frames, voiced at confidence >= 0.5). A frame "
         "counts when at least two are voiced within 2 semitones of each other; its F0 is the "
         "median of those (two: their mean). Run edges (1 frame) and frames an octave or more "
-        "under the reply's median are dropped. f0_mean_agreed = mean over those frames (the "
-        "default score); f0_agreement = such frames / frames two trackers call voiced; "
+        "under the reply's median are dropped. f0_mean_weighted = the mean over those frames, each "
+        "weighted by its amplitude (level of the 25 ms around it; the default score); "
+        "f0_mean_agreed = their plain mean; f0_agreement = such frames / frames two trackers call voiced; "
         "f0_voiced_share = voted-voiced seconds per second of detected speech; f0_mean = "
         "pyworld's plain mean over its voiced frames (FastSpeech2), f0_pyworld_gap_st = its "
         "distance from the score in semitones."
@@ -419,6 +422,63 @@ def f0_stats(
         voiced_ratio=n / f0.size,
         extractor=extractor,
     )
+
+
+#: the span of audio whose level weighs a frame in :func:`weighted_mean_f0`: 25 ms centred on
+#: the frame (about three periods of a 120 Hz voice, as a level meter would read a syllable)
+LEVEL_WINDOW_MS = 25.0
+
+
+def frame_levels_db(
+    wave: np.ndarray, sr: int, n: int, *, frame_ms: float = 5.0, window_ms: float = LEVEL_WINDOW_MS
+) -> np.ndarray:
+    """Level in dB (re full scale, power) of the ``window_ms`` of audio centred on each of ``n``
+    frames of the :func:`f0_track` grid (frame i centred at ``i * frame_ms``); windows are cut
+    at the ends of the audio. Silence reads -120 dB.
+
+    Raises:
+        ValueError: bad waveform, rate, frame count or window.
+    """
+    sr = check_sr(sr)
+    x = as_wave(wave)
+    if n < 0 or frame_ms <= 0 or window_ms <= 0:
+        raise ValueError(
+            f"need n >= 0, frame_ms > 0, window_ms > 0; got {n}, {frame_ms}, {window_ms}"
+        )
+    cum = np.concatenate([[0.0], np.cumsum(np.square(x, dtype=np.float64))])
+    centre = np.round(np.arange(n) * (frame_ms / 1000.0) * sr).astype(np.int64)
+    half = max(1, int(round(window_ms / 2000.0 * sr)))
+    lo, hi = np.clip(centre - half, 0, x.size), np.clip(centre + half, 0, x.size)
+    power = (cum[hi] - cum[lo]) / np.maximum(hi - lo, 1)
+    return 10.0 * np.log10(np.maximum(power, 1e-12))
+
+
+def weighted_mean_f0(track: np.ndarray, levels_db: np.ndarray) -> float:
+    """Mean F0 over the voiced frames of ``track``, each weighted by its amplitude (the square
+    root of its power, from :func:`frame_levels_db` on the same grid).
+
+    Why amplitude: the frames a tempo change adds or removes in a reply's mean are its quiet,
+    irregular ones (creaky phrase ends, breathy onsets, a second speaker far from the
+    microphone), whose pitch the trackers read least reliably and a listener hears least. Gain
+    scales every weight alike and leaves the mean unchanged. docs/metrics.md ("Pitch") has the
+    rule's measurements against the plain mean.
+
+    Raises:
+        ValueError: tracks of different lengths, or fewer than :data:`MIN_VOICED_FRAMES` voiced
+            frames.
+    """
+    f0 = np.asarray(track, dtype=np.float64).reshape(-1)
+    lv = np.asarray(levels_db, dtype=np.float64).reshape(-1)
+    if f0.size != lv.size:
+        raise ValueError(f"F0 track ({f0.size} frames) and levels ({lv.size}) differ in length")
+    voiced = np.isfinite(f0) & (f0 > 0) & np.isfinite(lv)
+    if int(voiced.sum()) < MIN_VOICED_FRAMES:
+        raise ValueError(
+            f"only {int(voiced.sum())} voiced frames; at least {MIN_VOICED_FRAMES} needed"
+        )
+    db = lv[voiced]
+    w = 10.0 ** ((db - db.max()) / 20.0)  # relative to the loudest frame: no overflow
+    return float(np.sum(f0[voiced] * w) / np.sum(w))
 
 
 def speaker_f0_range(

@@ -40,9 +40,9 @@ class MeasureConfig:
     )
     vad: str = option("silero", "speech-span detector", choices=("silero", "energy"))
     pitch_stat: str = option(
-        "agreed_mean",
+        "weighted_mean",
         "F0 statistic that is the pitch score",
-        choices=("agreed_mean", "guarded_mean", "mean", "median"),
+        choices=("weighted_mean", "agreed_mean", "guarded_mean", "mean", "median"),
     )
     speed_source: str = option(
         "auto",

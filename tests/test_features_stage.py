@@ -51,6 +51,7 @@ def test_the_octave_guard_is_each_replys_own_and_never_clips_a_large_change(tmp_
     assert t2.values["f0_mean"] < 185  # the unguarded mean is pulled down by the low stretch
     assert t3.values["f0_mean_guarded"] == pytest.approx(400, rel=0.03)
     assert t3.values["f0_mean_agreed"] == pytest.approx(400, rel=0.03)
+    assert t3.values["f0_mean_weighted"] == pytest.approx(400, rel=0.03)
     assert records[("s", 1)].values["f0_mean_guarded"] == pytest.approx(200, rel=0.03)
     # --vad energy asks no Silero, so there is no Silero span to cross-check and no VAD flag
     assert not any(f.startswith("vad_") for r in records.values() for f in r.flags)

@@ -125,3 +125,51 @@ def test_a_missing_swift_package_names_the_extra(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(builtins, "__import__", no_swift)
     with pytest.raises(MissingExtra, match=r"stylebench\[signal\]"):
         swift_f0_track(np.zeros(16000), 16000)
+
+
+def test_frame_levels_read_a_sine_and_silence_on_the_f0_grid() -> None:
+    sr = 16000
+    x = np.concatenate([np.zeros(sr // 2), 0.5 * np.sin(2 * np.pi * 200 * np.arange(sr) / sr)])
+    n = n_frames(x.size, sr, 5.0)
+    lv = pitch.frame_levels_db(x, sr, n)
+    assert lv.shape == (n,) == f0_track(x, sr).shape
+    expect = 20 * np.log10(0.5 / np.sqrt(2))  # a sine's power is A**2 / 2
+    assert np.allclose(lv[120:280], expect, atol=0.05)  # frames 0.6-1.4 s lie inside the sine
+    assert np.all(lv[:90] == -120.0)  # the first 0.45 s: 25 ms windows that hold only silence
+    with pytest.raises(ValueError):
+        pitch.frame_levels_db(x, sr, -1)
+
+
+def test_the_weighted_mean_leans_on_loud_frames_and_ignores_gain() -> None:
+    track = np.array([0.0, 200.0, 200.0, 100.0, 100.0, 0.0])
+    levels = np.array([-120.0, -10.0, -10.0, -30.0, -30.0, -120.0])  # 100 Hz frames 20 dB down
+    assert pitch.weighted_mean_f0(track, levels) == pytest.approx((200 + 0.1 * 100) / 1.1)
+    assert pitch.weighted_mean_f0(track, levels + 12.0) == pytest.approx((200 + 10) / 1.1)
+    assert pitch.weighted_mean_f0(track, np.full(6, -20.0)) == pytest.approx(150.0)
+    with pytest.raises(ValueError, match="differ in length"):
+        pitch.weighted_mean_f0(track, levels[:-1])
+    with pytest.raises(ValueError, match="voiced frames"):
+        pitch.weighted_mean_f0(np.array([0.0, 200.0, 0.0]), np.zeros(3))
+
+
+def test_a_quiet_low_stretch_barely_moves_the_pitch_score() -> None:
+    """The features pass end to end: a loud 220 Hz vowel and a quiet 110 Hz one (24 dB down,
+    as a creaky phrase end or a far speaker). The plain mean of the voted frames sits between
+    the two; the score (amplitude-weighted) stays near the loud vowel, and a gain change moves
+    neither."""
+    from stylebench.stages.measure import FeatureConfig, analyse_reply, finish_sample
+
+    sr = 16000
+    gap = np.zeros(int(0.2 * sr))
+    x = np.concatenate([gap, harmonic(220.0, sr, 1.0), 0.063 * harmonic(110.0, sr, 1.0), gap])
+    scores = []
+    for gain in (1.0, 2.0):
+        cfg = FeatureConfig(vad="energy")
+        parts = {1: analyse_reply(x * gain, sr, cfg)}
+        done = finish_sample(parts, {}, "en")[1]
+        assert not isinstance(done, str), done
+        values = done[0]
+        scores.append(values["f0_mean_weighted"])
+        assert 150.0 < values["f0_mean_agreed"] < 190.0
+    assert 205.0 < scores[0] < 220.0
+    assert scores[1] == pytest.approx(scores[0], rel=1e-4)  # SwiftF0 voicing follows level a little

@@ -61,7 +61,7 @@ class ReplyFrames:
 class ScoreContext:
     """The settings a dimension's per-reply score depends on (from the run config)."""
 
-    pitch_stat: str = "agreed_mean"
+    pitch_stat: str = "weighted_mean"
     speed_source: str = "auto"
     transcript_max_error: float = 0.3
     #: ``--min-quality``: a reply whose DNSMOS OVRL is under it has no score on any dimension

@@ -17,6 +17,7 @@ from stylebench.metrics.dims.base import (
 
 #: --pitch-stat -> the feature value that is the score
 STAT_KEYS = {
+    "weighted_mean": "f0_mean_weighted",
     "agreed_mean": "f0_mean_agreed",
     "guarded_mean": "f0_mean_guarded",
     "mean": "f0_mean",
@@ -24,8 +25,11 @@ STAT_KEYS = {
 }
 
 STAT_WORDS = {
+    "weighted_mean": "amplitude-weighted mean over the frames where at least two of pyworld, "
+    "Praat and SwiftF0 lie within 2 st (their median), run edges and subharmonic frames dropped "
+    "(three-tracker vote)",
     "agreed_mean": "mean over the frames where at least two of pyworld, Praat and SwiftF0 lie "
-    "within 2 st (their median), run edges and subharmonic frames dropped (three-tracker vote)",
+    "within 2 st (their median), run edges and subharmonic frames dropped (three-tracker vote), unweighted",
     "guarded_mean": "mean over voiced frames inside the reply's own F0 range (octave guard)",
     "mean": "mean over voiced frames",
     "median": "median over voiced frames",

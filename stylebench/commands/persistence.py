@@ -20,7 +20,7 @@ from typing import Any
 from stylebench.config import RunConfig
 from stylebench.dialogues.persistence import PersistenceArm, PersistenceSample, arms_of
 from stylebench.errors import BadValue
-from stylebench.records import Key
+from stylebench.records import FEATURES, JUDGEMENTS, RESPONSES, JudgeRecord, Key, RunRecords
 
 #: the stages after respond a persistence run uses (probe and captions are StyleBench's)
 PERSISTENCE_STAGES = ("transcribe", "features", "judge")
@@ -76,10 +76,15 @@ class StoredPersistence:
     manifest: dict[str, Any]
     cfg: RunConfig
     sel: PersistenceSelection
-    records: dict[str, dict[Key, Any]]
+    records: RunRecords
 
 
-def relevance_labels(cfg: RunConfig, judged: dict[Key, Any]) -> dict[Key, str] | None:
+def persistence_run_id(cfg: RunConfig, checksum: str) -> str:
+    """The folder name a persistence run gets when ``--run-id`` is not given."""
+    return "persist-" + cfg.default_run_id(checksum)
+
+
+def relevance_labels(cfg: RunConfig, judged: dict[Key, JudgeRecord]) -> dict[Key, str] | None:
     """SRD labels by (dialogue id, turn), or None when the gate is skipped (``--judge none``)."""
     from stylebench.stages import gate
 
@@ -88,19 +93,19 @@ def relevance_labels(cfg: RunConfig, judged: dict[Key, Any]) -> dict[Key, str] |
     return {
         key: (rec.label if rec.status == "ok" else "error")
         for key, rec in judged.items()
-        if getattr(rec, "kind", "") == "srd"
+        if rec.kind == "srd"
     }
 
 
-def paired(sel: PersistenceSelection, cfg: RunConfig, records: dict[str, dict[Key, Any]]) -> list:
+def paired(sel: PersistenceSelection, cfg: RunConfig, records: RunRecords) -> list:
     """Each selected sample's (instructed, control) pair per turn, gated by relevance
     (:func:`stylebench.scoring.persistence.paired_turns`)."""
     from stylebench.pipeline.score_config import score_context
     from stylebench.scoring.persistence import paired_turns
 
-    labels = relevance_labels(cfg, records.get("judge", {}))
+    labels = relevance_labels(cfg, records.get(JUDGEMENTS.name, {}))
     return paired_turns(
-        sel.pairs, records["respond"], records["features"], score_context(cfg), labels
+        sel.pairs, records.of(RESPONSES), records.of(FEATURES), score_context(cfg), labels
     )
 
 
@@ -108,7 +113,7 @@ def score_and_report(
     store: Any,
     sel: PersistenceSelection,
     cfg: RunConfig,
-    records: dict[str, dict[Key, Any]],
+    records: RunRecords,
     manifest: dict[str, Any],
 ) -> dict[str, Any]:
     """Score the run's current records and write its report files; returns the report."""
@@ -209,7 +214,7 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     if not (cfg.worker_python and ":" in cfg.model):
         MODELS[cfg.model]
     sel = select(cfg, root)
-    run_id = cfg.run_id or "persist-" + cfg.default_run_id(sel.checksum)
+    run_id = cfg.run_id or persistence_run_id(cfg, sel.checksum)
     store, fresh = prepare_run_folder(cfg, run_id, sel.checksum)
     with (
         dropped_if_empty_on_user_error(store.root, fresh),

@@ -189,7 +189,7 @@ def _calibration_rows(
 ) -> list[Any]:
     """The calibration rows missing from ``stored``, run (or resumed) with the first run's
     stored settings and selection into ``where``; says which in ``notes``."""
-    from stylebench.commands.persistence import rescore_persistence
+    from stylebench.commands.persistence import persistence_run_id, rescore_persistence
     from stylebench.commands.runs import run
     from stylebench.compare.calibrate import calibration_config
 
@@ -200,7 +200,7 @@ def _calibration_rows(
         if model in present:
             continue
         cfg = calibration_config(stored[0].manifest, model, folder)
-        run_id = "persist-" + cfg.default_run_id(stored[0].sel.checksum)
+        run_id = persistence_run_id(cfg, stored[0].sel.checksum)
         existed = (folder / run_id / "manifest.json").is_file()
         root = run(cfg, progress=progress).store.root
         (old if existed else new).append(root.name)

@@ -144,6 +144,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "track": track,
         "praat_track": praat,
         "swift_track": swift,
+        "level_track": pitch.frame_levels_db(wave, sr, track.size, frame_ms=cfg.frame_ms),
         "frame_ms": cfg.frame_ms,
         "mfcc": spectra,
         "values": values,
@@ -338,8 +339,9 @@ def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
     Three trackers (pyworld dio + stonemask, Praat autocorrelation, SwiftF0) on one 5 ms grid
     vote frame by frame (:func:`stylebench.metrics.pitch.majority_f0`): a frame counts when at
     least two agree within 2 semitones, with the median of those two or three as its F0, run
-    edges trimmed. The score ``f0_mean_agreed`` is the mean over those frames; pyworld's own
-    plain mean (``f0_mean``, FastSpeech2's definition) stays beside it. The octave guard is the
+    edges trimmed. The score ``f0_mean_weighted`` is the mean over those frames, each weighted by
+    its amplitude; ``f0_mean_agreed`` is their plain mean, and pyworld's own plain mean
+    (``f0_mean``, FastSpeech2's definition) stays beside both. The octave guard is the
     reply's own: the median of its agreed frames +-0.75 octave, so a true change of any size
     between turns is never clipped.
     """
@@ -385,9 +387,12 @@ def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
         if raw is not None:
             values["f0_mean_guarded"] = raw.mean_hz
         return flags
-    values.update(f0_mean_agreed=both.mean_hz, f0_median_agreed=both.median_hz)
+    weighted = pitch.weighted_mean_f0(agreed, p["level_track"])
+    values.update(
+        f0_mean_agreed=both.mean_hz, f0_mean_weighted=weighted, f0_median_agreed=both.median_hz
+    )
     if raw is not None:
-        values["f0_pyworld_gap_st"] = 12.0 * float(np.log2(raw.mean_hz / both.mean_hz))
+        values["f0_pyworld_gap_st"] = 12.0 * float(np.log2(raw.mean_hz / weighted))
     values["f0_std_st"] = f0_spread_st(agreed)
     frames = ReplyFrames(agreed_f0=agreed, frame_ms=p.get("frame_ms", 5.0))
     for dim in all_dims():  # values a dimension measures itself (its module's SPEC)
