@@ -1,7 +1,7 @@
 """The reference comparisons of ``benchmarks/real_replies.py``, per opposite-instruction pair
 (turn 1 = the "attenuate" reply, turn 2 = the "intensify" one).
 
-- volume: the score's dB change (``rms_active``) against the change of FFmpeg's EBU R128
+- volume: the score's dB change (``rms_gated``) against the change of FFmpeg's EBU R128
   integrated loudness; they agree when the signs match, counted on pairs moving >= 1 LU;
 - speed: the score's change against the text channel's syllables per minute over the same speech
   span (``text_spm``), against the text's syllables per second of file, and the duration change;

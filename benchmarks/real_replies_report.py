@@ -199,6 +199,7 @@ def _facts(r: dict[str, Any]) -> dict[str, Any]:
         "f0_agreement",
         "f0_mean_agreed",
         "f0_mean_weighted",
+        "rms_gated_dbfs",
         "rms_active_dbfs",
     )
     return {

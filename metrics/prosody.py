@@ -45,12 +45,12 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="prosodic_emotion",
-    version="2",
+    version="3",
     outputs=("f0_std_st",),
     needs=("f0_track", "speech_span", "features of turn 1"),
     description=(
-        "Arousal index = mean over pitch level (st), F0 spread (st of F0 SD), speech-active "
-        "level (dB) and syllable-nuclei rate (% / 5) of turn t minus turn 1; prosodic intensity "
+        "Arousal index = mean over pitch level (st), F0 spread (st of F0 SD), volume "
+        "score (dB) and syllable-nuclei rate (% / 5) of turn t minus turn 1; prosodic intensity "
         "= +index for happy, angry, surprised, fearful and -index for sad, disgusted."
     ),
 )
@@ -68,7 +68,7 @@ AROUSAL_SIGN: dict[str, int] = {
 FEATURE_KEYS = {
     "pitch_st": "f0_mean_weighted",  # the default pitch score
     "spread_st": "f0_std_st",
-    "level_db": "rms_active_dbfs",
+    "level_db": "rms_gated_dbfs",  # the volume score
     "rate_pct": "nuclei_spm",
 }
 

@@ -30,7 +30,8 @@ def test_value_keys():
         f0_mean_guarded=200.0,
         f0_mean=210.0,
         f0_median=190.0,
-        rms_active=0.1,
+        rms_gated=0.1,
+        rms_active=0.2,
     )
     assert values_of("pitch", f) == {1: 207.0}
     assert values_of("pitch", f, pitch_stat="agreed_mean") == {1: 205.0}

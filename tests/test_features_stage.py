@@ -101,6 +101,33 @@ def test_no_span_keeps_the_pitch_score(tmp_path, monkeypatch):
     monkeypatch.setattr(vad, "speech_span", deaf)
     recs = _run(tmp_path, waves, FeatureConfig())
     t3 = recs[("s", 3)]
-    assert t3.status == "ok" and "rms_active" not in t3.values
+    assert t3.status == "ok" and "rms_active" not in t3.values and "rms_gated" not in t3.values
     assert t3.values["f0_mean_agreed"] == pytest.approx(200, rel=0.03)
     assert any(f.startswith("no_speech_span") for f in t3.flags)
+
+
+def test_the_volume_score_holds_still_when_quiet_stretches_come_and_go(tmp_path):
+    """Turn 2 says turn 1's two loud phrases with a longer pause and a longer quiet voice behind
+    them (26 dB down, above the energy VAD's -35 dB); turn 3 is turn 1 6 dB louder. The gated
+    score reads the loud phrases in each (0.0 and +6.02 dB); the RMS inside the VAD's segments,
+    diluted by the extra quiet seconds, reads turn 2 about 2 dB quieter."""
+    from stylebench.metrics.dims.base import ScoreContext, dimension
+
+    quiet = 0.05 * voiced(140, 1.0)
+
+    def reply(pause_s: float, n_quiet: int) -> np.ndarray:
+        gap = np.zeros(int(pause_s * SR))
+        loud = voiced(200, 1.0)
+        return np.concatenate([gap, loud, gap, loud, *[quiet] * n_quiet, gap])
+
+    waves = {1: reply(0.4, 1), 2: reply(1.0, 3), 3: 2.0 * reply(0.4, 1)}
+    recs = _run(tmp_path, waves, FeatureConfig(vad="energy"))
+    gated = [recs[("s", k)].values["rms_gated_dbfs"] for k in (1, 2, 3)]
+    assert gated[1] - gated[0] == pytest.approx(0.0, abs=0.1)
+    assert gated[2] - gated[0] == pytest.approx(20 * np.log10(2), abs=1e-4)  # float32 WAV
+    segs = [recs[("s", k)].values["rms_active_dbfs"] for k in (1, 2)]
+    assert segs[1] - segs[0] < -1.0  # what the score was before the gate
+    scores = dimension("volume").turn_values(
+        None, {k: recs[("s", k)] for k in (1, 2, 3)}, ScoreContext()
+    )[0]
+    assert 20 * np.log10(scores[2] / scores[1]) == pytest.approx(0.0, abs=0.1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stylebench.metrics.energy import dbfs, rms_stats
+from stylebench.metrics.energy import dbfs, gated_rms, rms_stats
 from stylebench.metrics.vad import active_mask, speech_span
 
 SR = 16000
@@ -53,3 +53,39 @@ def test_bad_input_raises() -> None:
         rms_stats(np.zeros(100))
     with pytest.raises(ValueError):
         dbfs(0.0)
+
+
+@pytest.mark.parametrize("pad_s", [0.0, 1.0, 5.0])
+def test_gated_rms_leaves_out_silence_however_long(pad_s: float) -> None:
+    x = np.concatenate([np.zeros(int(pad_s * SR)), tone(0.5, 2.0), np.zeros(int(pad_s * SR))])
+    # the frames straddling an edge hold part tone, part silence: within 20 dB, they count
+    assert 20 * np.log10(gated_rms(x, SR)) == pytest.approx(
+        20 * np.log10(0.5 / np.sqrt(2)), abs=0.2
+    )
+
+
+def test_gated_rms_is_exact_under_gain_and_leaves_out_quiet_frames() -> None:
+    loud, far = tone(0.5, 1.0), tone(0.5 * 10 ** (-30 / 20), 2.0, hz=180.0)
+    x = np.concatenate([loud, far, loud])
+    assert gated_rms(3.0 * x, SR) == pytest.approx(3.0 * gated_rms(x, SR), rel=1e-12)
+    # a voice 30 dB down is under the gate: the level is the loud tone's, not diluted by half
+    assert gated_rms(x, SR) == pytest.approx(0.5 / np.sqrt(2), rel=0.03)
+    assert rms_stats(x).rms_file < 0.75 * 0.5 / np.sqrt(2)
+    # a voice 6 dB down is above it, and counts
+    near = np.concatenate([loud, tone(0.25, 2.0, hz=180.0), loud])
+    assert gated_rms(near, SR) == pytest.approx(rms_stats(near).rms_file, rel=0.02)
+    # with a mask, only frames centred inside it count
+    m = np.zeros(x.size, dtype=bool)
+    m[int(1.1 * SR) : int(2.9 * SR)] = True  # frame centres clear of the loud tone
+    assert gated_rms(x, SR, mask=m) == pytest.approx(0.5 * 10 ** (-30 / 20) / np.sqrt(2), rel=0.1)
+
+
+def test_gated_rms_bad_input() -> None:
+    with pytest.raises(ValueError, match="silence"):
+        gated_rms(np.zeros(SR), SR)
+    with pytest.raises(ValueError, match="integer PCM"):
+        gated_rms((tone(0.5) * 32767).astype(np.int16), SR)
+    with pytest.raises(ValueError, match="mask"):
+        gated_rms(tone(0.5), SR, mask=np.ones(10, dtype=bool))
+    with pytest.raises(ValueError, match="drop_db"):
+        gated_rms(tone(0.5), SR, drop_db=0.0)

@@ -193,7 +193,7 @@ def test_paired_turns_gate_on_each_turns_relevance(pset):
     for arm, rms in ((inst, 0.2), (ctrl, 0.1)):
         for k in arm.turn_numbers:
             replies[(arm.id, k)] = RespondRecord(arm.id, k, "ok", "fp")
-            features[(arm.id, k)] = FeatureRecord(arm.id, k, "ok", "fp", values={"rms_active": rms})
+            features[(arm.id, k)] = FeatureRecord(arm.id, k, "ok", "fp", values={"rms_gated": rms})
             labels[(arm.id, k)] = "relevant"
     labels[(ctrl.id, 2)] = "irrelevant"
     del labels[(inst.id, 3)]

@@ -78,12 +78,12 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
     base = {
         "f0_mean_weighted": 200.0,
         "f0_std_st": 2.0,
-        "rms_active_dbfs": -20.0,
+        "rms_gated_dbfs": -20.0,
         "nuclei_spm": 240.0,
     }
     louder = {
         **base,
-        "rms_active_dbfs": -16.0,
+        "rms_gated_dbfs": -16.0,
     }  # +4 dB: index (0 + 0 + 4 + 0) / 4 = 1, sign - for sad
     features = {
         ("e", 1): feat("e", 1, **base),

@@ -1,4 +1,6 @@
-"""Volume: RMS amplitude over speech-active samples (VAD), linear; change in dB ``20*log10(b/a)``."""
+"""Volume: RMS amplitude over the speech-active frames by a relative level gate (100 ms frames
+within 20 dB of the mean frame power; :func:`stylebench.metrics.energy.gated_rms`), linear;
+change in dB ``20*log10(b/a)``. A reply in which the VAD finds no speech has no volume."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ class Volume(Dimension):
     words: ClassVar[dict[str, str]] = {"score": "RMS amplitude", "change": "dB", "svd": "% of RMS"}
     threshold_field: ClassVar[str] = "volume_db"
     default_threshold: ClassVar[float] = 1.0
-    flags: ClassVar[tuple[str, ...]] = ("vad_energy_fallback",)
     threshold_help: ClassVar[str] = "volume threshold in dB"
     step: ClassVar[tuple[str, float]] = ("gain_db", 4.0)
     question_text: ClassVar[tuple[str, str]] = (
@@ -29,11 +30,12 @@ class Volume(Dimension):
     caption_prompt: ClassVar[str] = "loudness"
 
     def extractor(self, cfg: Any) -> str:
-        vad = cfg.measure.vad
+        from stylebench.metrics.energy import GATE_DROP_DB, GATE_WINDOW_S
+
         return (
-            f"RMS over speech-active samples ({vad} VAD"
-            + (", energy fallback per sample when it misses speech" if vad == "silero" else "")
-            + "), linear amplitude; whole-file RMS beside it"
+            f"RMS over the {GATE_WINDOW_S * 1000:g} ms frames within {GATE_DROP_DB:g} dB of the "
+            f"mean frame power (a relative gate; speech must be found by the {cfg.measure.vad} VAD)"
+            ", linear amplitude; the RMS inside the VAD's segments and the whole file's beside it"
         )
 
     def change(self, a: float, b: float) -> float:
@@ -42,7 +44,7 @@ class Volume(Dimension):
     def turn_values(
         self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
-        key = "rms_active"
+        key = "rms_gated"
         return {
             k: value_or_reason(f.values, f.flags, key, self.blocking) for k, f in features.items()
         }, ()

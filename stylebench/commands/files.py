@@ -335,7 +335,7 @@ def measurement_row(m: FileMeasurement) -> dict[str, Any]:
         "speech_active_s": v.get("active_s"),
     }
     row.update({d: m.scores.get(d) for d in file_dims()})
-    row["volume_dbfs"] = v.get("rms_active_dbfs") if "volume" in m.scores else None
+    row["volume_dbfs"] = v.get("rms_gated_dbfs") if "volume" in m.scores else None
     row["syllables"] = v.get("syllables")
     # speech quality (DNSMOS P.835, 1-5): a measured value; None where it was not measured
     row.update({k: v.get(k) for k in ("dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl")})

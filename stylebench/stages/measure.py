@@ -5,8 +5,9 @@ transcripts and the text channel).
 The VAD rule is one per sample: every reply gets a Silero span and an energy span, and Silero's
 span is cross-checked against the audio outside it (:func:`stylebench.metrics.vad.missed_speech_s`).
 When Silero missed speech in any reply of a sample, or found none, all of that sample's replies
-use the energy span (flag ``vad_energy_fallback``), so the three turns' volume and rate share one
-definition. Pitch needs no span and survives a VAD failure."""
+use the energy span (flag ``vad_energy_fallback``), so the three turns' rates share one
+definition. Pitch needs no span and survives a VAD failure; volume needs a span only to know that
+the reply holds speech (its relative gate reads the whole file, not the segments)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,10 @@ OCTAVE_SUSPECT_SHARE = 0.10
 
 def tolerances() -> dict[str, object]:
     """Every threshold a feature record's flags depend on; part of its fingerprint."""
-    from stylebench.metrics import pitch, validity
+    from stylebench.metrics import energy, pitch, validity
 
     return {
+        "volume_gate": (energy.GATE_WINDOW_S, energy.GATE_DROP_DB),
         "f0_min_agreement": F0_MIN_AGREEMENT,
         "octave_suspect_share": OCTAVE_SUSPECT_SHARE,
         "f0_agree_st": pitch.AGREE_TOL_ST,
@@ -61,6 +63,8 @@ SPAN_KEYS = (
     "span_end",
     "span_s",
     "active_s",
+    "rms_gated",
+    "rms_gated_dbfs",
     "rms_active",
     "rms_active_dbfs",
     "nuclei",
@@ -109,6 +113,10 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     spans: dict[str, dict[str, float]] = {}
     missed, suspect = None, None  # None: Silero was not asked (``--vad energy``)
     peaks = None  # syllable-nucleus candidates: one Praat pass per reply, filtered per span
+    try:  # the volume score reads no span, but a reply without speech gets none (span values)
+        gated: float | None = energy.gated_rms(wave, sr)
+    except ValueError:  # digital silence
+        gated = None
     for backend in ("energy",) if cfg.vad == "energy" else ("silero", "energy"):
         try:
             span = vad.speech_span(
@@ -124,7 +132,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         if span is not None:
             if peaks is None:
                 peaks = _voiced_peaks(wave, sr, praat, cfg.frame_ms / 1000.0)
-            spans[backend] = _span_values(wave, sr, span, peaks, energy, vad)
+            spans[backend] = _span_values(wave, sr, span, peaks, energy, vad, gated)
     from stylebench.metrics import alignment
 
     try:
@@ -158,14 +166,22 @@ def _voiced_peaks(wave: np.ndarray, sr: int, praat: np.ndarray, frame_s: float) 
 
 
 def _span_values(
-    wave: np.ndarray, sr: int, span: Any, peaks: np.ndarray, energy: Any, vad: Any
+    wave: np.ndarray,
+    sr: int,
+    span: Any,
+    peaks: np.ndarray,
+    energy: Any,
+    vad: Any,
+    gated: float | None,
 ) -> dict[str, float]:
     from stylebench.metrics import rate, validity
 
     active = vad.active_mask(span, wave.size, sr)
     rms = energy.rms_stats(wave, mask=active)
     nuclei = rate.nuclei_in_span(peaks, span).size
+    level = {} if gated is None else {"rms_gated": gated, "rms_gated_dbfs": energy.dbfs(gated)}
     return {
+        **level,
         "high_band_share": validity.high_band_share(wave, sr, active),
         "span_start": span.start,
         "span_end": span.end,
