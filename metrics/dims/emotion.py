@@ -2,7 +2,7 @@
 ``b - a``. Humans rate emotion (the listening test); this index and the probes sit beside them.
 
 The index (:func:`stylebench.metrics.prosody.arousal_index`) averages pitch level (st), F0 spread
-(st), speech-active level (dB) and syllable-nuclei rate (%/5) against turn 1, signed by the
+(st), the volume score (dB) and syllable-nuclei rate (%/5) against turn 1, signed by the
 emotion's arousal side (+ for happy, angry, surprised, fearful; - for sad, disgusted).
 """
 
@@ -118,7 +118,7 @@ class Emotion(Dimension):
         ec = cfg.emotion
         probe = "" if ec.emotion_probe == "none" else f"; probe {ec.emotion_probe} {ec.probe_model}"
         return (
-            "prosodic index: mean of pitch level (st), F0 spread (st), speech-active level "
+            "prosodic index: mean of pitch level (st), F0 spread (st), volume score level "
             "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side"
             + probe
         )
