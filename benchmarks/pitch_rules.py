@@ -12,22 +12,15 @@ change from the original to each copy (in semitones) should be 0. Printed per ru
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from real_speech_transforms import (
-    changes,
-    has_rubberband,
-    load_manifest,
-    load_vstyle,
-    make_versions,
-)
+import rule_bench
+from real_speech_transforms import changes, has_rubberband, make_versions
 
 LIMIT_ST = 0.3
 
@@ -180,35 +173,15 @@ def measure_clip(clip: dict[str, Any], cache: Path) -> tuple[str, str, dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", choices=("speech", "vstyle"), default="speech")
-    ap.add_argument("--every", type=int, default=2, help="vstyle: keep every n-th reply")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--cache", type=Path, help="copies' cache (default $STYLEBENCH_CACHE/...)")
-    args = ap.parse_args(argv)
-    from stylebench.paths import cache_root
-
-    cache = args.cache or cache_root() / "real_speech"
-    try:
-        clips = load_manifest() if args.corpus == "speech" else load_vstyle(every=args.every)
-    except FileNotFoundError as exc:
-        print(f"pitch_rules: {exc}", file=sys.stderr)
-        return 2
-    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-        results = list(pool.map(measure_clip, clips, [cache] * len(clips)))
-    groups = {"all": results}
-    for split in sorted({s for _, s, _ in results if s}):
-        groups[f"{split} half"] = [r for r in results if r[1] == split]
-    print(
-        f"{args.corpus}: {len(results)} clips; per rule: worst |change| st (copies >= {LIMIT_ST})"
+    return rule_bench.run(
+        "pitch_rules",
+        __doc__ or "",
+        measure_clip,
+        list(rules()),
+        limit=LIMIT_ST,
+        unit="st",
+        argv=argv,
     )
-    for gname, rows in groups.items():
-        print(f"  {gname} ({len(rows)} clips, {sum(len(o) for _, _, o in rows)} copies)")
-        for rule in rules():
-            vals = [abs(o[v][rule]) for _, _, o in rows for v in o if not math.isnan(o[v][rule])]
-            worst = max(vals, default=math.nan)
-            print(f"    {rule:44s} {worst:5.2f} ({sum(v >= LIMIT_ST for v in vals)})")
-    return 0
 
 
 if __name__ == "__main__":

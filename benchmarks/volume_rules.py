@@ -13,22 +13,15 @@ volume threshold (1 dB) or more, per corpus half when the manifest splits it.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from real_speech_transforms import (
-    changes,
-    has_rubberband,
-    load_manifest,
-    load_vstyle,
-    make_versions,
-)
+import rule_bench
+from real_speech_transforms import changes, has_rubberband, make_versions
 
 LIMIT_DB = 1.0
 
@@ -78,16 +71,19 @@ def rules() -> dict[str, Rule]:
 
         return rule
 
-    out: dict[str, Rule] = {"speech mask (now)": masked, "voted voiced frames": voiced}
+    out: dict[str, Rule] = {
+        "inside the VAD's segments (rms spec 1)": masked,
+        "voted voiced frames": voiced,
+    }
     for q in (90.0, 95.0):
         for drop in (20.0, 25.0, 30.0):
             out[f"file, 100 ms frames within {drop:g} dB of p{q:g}"] = top(drop, 0.1, q)
     for where in ("mask", "file"):
         for win in (0.025, 0.1, 0.4):
             for drop in (10.0, 15.0, 20.0):
-                out[f"{where}, {win * 1000:g} ms frames gated {drop:g} dB below"] = gated(
-                    drop, win, where
-                )
+                chosen = " (chosen)" if (where, win, drop) == ("file", 0.1, 20.0) else ""
+                label = f"{where}, {win * 1000:g} ms frames gated {drop:g} dB below{chosen}"
+                out[label] = gated(drop, win, where)
     return out
 
 
@@ -121,39 +117,15 @@ def measure_clip(clip: dict[str, Any], cache: Path) -> tuple[str, str, dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", choices=("speech", "vstyle"), default="speech")
-    ap.add_argument("--every", type=int, default=2, help="vstyle: keep every n-th reply")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--cache", type=Path, help="copies' cache (default $STYLEBENCH_CACHE/...)")
-    ap.add_argument("--list", action="store_true", help="print every copy off by 1 dB or more")
-    args = ap.parse_args(argv)
-    from stylebench.paths import cache_root
-
-    cache = args.cache or cache_root() / "real_speech"
-    try:
-        clips = load_manifest() if args.corpus == "speech" else load_vstyle(every=args.every)
-    except FileNotFoundError as exc:
-        print(f"volume_rules: {exc}", file=sys.stderr)
-        return 2
-    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-        results = list(pool.map(measure_clip, clips, [cache] * len(clips)))
-    groups = {"all": results}
-    for split in sorted({s for _, s, _ in results if s}):
-        groups[f"{split} half"] = [r for r in results if r[1] == split]
-    print(f"{args.corpus}: {len(results)} clips; per rule: worst |error| dB (copies >= {LIMIT_DB})")
-    for gname, rows in groups.items():
-        print(f"  {gname} ({len(rows)} clips, {sum(len(o) for _, _, o in rows)} copies)")
-        for rule in rules():
-            vals = [abs(o[v][rule]) for _, _, o in rows for v in o if not math.isnan(o[v][rule])]
-            worst = max(vals, default=math.nan)
-            print(f"    {rule:44s} {worst:5.2f} ({sum(v >= LIMIT_DB for v in vals)})")
-            if args.list and gname == "all":
-                for cid, _, o in rows:
-                    for v in o:
-                        if abs(o[v][rule]) >= LIMIT_DB:
-                            print(f"        {cid} {v} {o[v][rule]:+.2f}")
-    return 0
+    return rule_bench.run(
+        "volume_rules",
+        __doc__ or "",
+        measure_clip,
+        list(rules()),
+        limit=LIMIT_DB,
+        unit="dB",
+        argv=argv,
+    )
 
 
 if __name__ == "__main__":
