@@ -25,7 +25,7 @@ from real_speech_transforms import changes, has_rubberband, make_versions
 
 LIMIT_DB = 1.0
 
-Rule = Callable[[np.ndarray, int, np.ndarray, np.ndarray], float]
+Rule = Callable[[np.ndarray, int, dict[str, np.ndarray], np.ndarray], float]
 
 
 def _db(power: float) -> float:
@@ -33,24 +33,24 @@ def _db(power: float) -> float:
 
 
 def rules() -> dict[str, Rule]:
-    """(wave, sample rate, speech mask per sample, voted voicing per 5 ms frame) -> the reply's
-    level in dB."""
+    """(wave, sample rate, per-sample masks, voted voicing per 5 ms frame) -> the reply's level in
+    dB. Masks: ``"mask"``, inside the VAD's segments; ``"span"``, from the first to the last
+    speech second (the speed denominator's span)."""
     from stylebench.metrics import energy
 
-    def masked(x: np.ndarray, sr: int, m: np.ndarray, v: np.ndarray) -> float:
+    def masked(x: np.ndarray, sr: int, ms: dict[str, np.ndarray], v: np.ndarray) -> float:
+        m = ms["mask"]
         return _db(float(np.mean(x[m] ** 2))) if m.any() else math.nan
 
-    def voiced(x: np.ndarray, sr: int, m: np.ndarray, v: np.ndarray) -> float:
+    def voiced(x: np.ndarray, sr: int, ms: dict[str, np.ndarray], v: np.ndarray) -> float:
         vm = np.repeat(v, int(round(0.005 * sr)))[: x.size]
         vm = np.pad(vm, (0, x.size - vm.size))
         return _db(float(np.mean(x[vm] ** 2))) if vm.sum() >= 0.5 * sr else math.nan
 
     def gated(drop_db: float, win_s: float, where: str) -> Rule:
-        def rule(x: np.ndarray, sr: int, m: np.ndarray, v: np.ndarray) -> float:
+        def rule(x: np.ndarray, sr: int, ms: dict[str, np.ndarray], v: np.ndarray) -> float:
             try:
-                r = energy.gated_rms(
-                    x, sr, mask=m if where == "mask" else None, drop_db=drop_db, window_s=win_s
-                )
+                r = energy.gated_rms(x, sr, mask=ms.get(where), drop_db=drop_db, window_s=win_s)
             except ValueError:
                 return math.nan
             return 20.0 * math.log10(r)
@@ -58,7 +58,7 @@ def rules() -> dict[str, Rule]:
         return rule
 
     def top(drop_db: float, win_s: float, q: float) -> Rule:
-        def rule(x: np.ndarray, sr: int, m: np.ndarray, v: np.ndarray) -> float:
+        def rule(x: np.ndarray, sr: int, ms: dict[str, np.ndarray], v: np.ndarray) -> float:
             win = int(round(win_s * sr))
             hop = max(1, win // 4)
             if x.size < win:
@@ -78,7 +78,7 @@ def rules() -> dict[str, Rule]:
     for q in (90.0, 95.0):
         for drop in (20.0, 25.0, 30.0):
             out[f"file, 100 ms frames within {drop:g} dB of p{q:g}"] = top(drop, 0.1, q)
-    for where in ("mask", "file"):
+    for where in ("mask", "span", "file"):
         for win in (0.025, 0.1, 0.4):
             for drop in (10.0, 15.0, 20.0):
                 chosen = " (chosen)" if (where, win, drop) == ("file", 0.1, 20.0) else ""
@@ -106,8 +106,10 @@ def measure_clip(clip: dict[str, Any], cache: Path) -> tuple[str, str, dict[str,
         except ValueError:
             levels[name] = {r: math.nan for r in rules()}
             continue
-        m = vad.active_mask(span, x.size, sr)
-        levels[name] = {r: f(x, sr, m, voiced) for r, f in rules().items()}
+        inside = np.zeros(x.size, dtype=bool)
+        inside[int(round(span.start * sr)) : int(round(span.end * sr))] = True
+        ms = {"mask": vad.active_mask(span, x.size, sr), "span": inside}
+        levels[name] = {r: f(x, sr, ms, voiced) for r, f in rules().items()}
     out = {
         name: {r: lv[r] - levels["orig"][r] - applied[name] for r in lv}
         for name, lv in levels.items()
