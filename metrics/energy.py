@@ -3,7 +3,7 @@
 Definitions (DESIGN "volume"): RMS = sqrt(mean(x**2)) of the waveform samples (full scale = 1.0).
 The score (:func:`gated_rms`) takes it over the frames that a relative level gate calls active:
 100 ms frames no more than 20 dB below the reply's mean frame power. Beside it every record keeps
-the RMS over the samples inside the VAD speech segments (``rms_active``, the score until f0/rms
+the RMS over the samples inside the VAD speech segments (``rms_active``, the score until rms
 spec 2) and over the whole file. Why the gate and not the VAD's segments: docs/metrics.md, "Volume:
 a relative gate" (the segments a detector draws move under a tempo change, and with them the
 level, by up to 3 dB on real replies). dBFS = 20 * log10(RMS) with full scale 1.0, so a full-scale
@@ -64,6 +64,15 @@ class RmsStats:
     rms_file_dbfs: float
 
 
+def _float_wave(wave: np.ndarray) -> np.ndarray:
+    """The wave as float samples; integer PCM is refused (it must be scaled first)."""
+    if np.issubdtype(np.asarray(wave).dtype, np.integer):
+        raise ValueError(
+            "wave holds integer PCM; scale it to float in [-1, 1] first (e.g. int16 / 32768)"
+        )
+    return as_wave(wave)
+
+
 def dbfs(rms: float) -> float:
     """20 * log10(rms) with full scale 1.0.
 
@@ -88,11 +97,7 @@ def rms_stats(wave: np.ndarray, *, mask: np.ndarray | None = None) -> RmsStats:
         ValueError: bad waveform, a mask of the wrong length or dtype, no active samples, or
             speech-active samples that are all zero.
     """
-    x = as_wave(wave)
-    if np.issubdtype(np.asarray(wave).dtype, np.integer):
-        raise ValueError(
-            "wave holds integer PCM; scale it to float in [-1, 1] first (e.g. int16 / 32768)"
-        )
+    x = _float_wave(wave)
     rms_file = float(np.sqrt(np.mean(x * x)))
     if mask is None:
         rms_active = rms_file
@@ -140,11 +145,7 @@ def gated_rms(
     from stylebench.metrics._common import check_sr
 
     sr = check_sr(sr)
-    x = as_wave(wave)
-    if np.issubdtype(np.asarray(wave).dtype, np.integer):
-        raise ValueError(
-            "wave holds integer PCM; scale it to float in [-1, 1] first (e.g. int16 / 32768)"
-        )
+    x = _float_wave(wave)
     if not (drop_db > 0 and window_s > 0):
         raise ValueError(f"drop_db and window_s must be > 0, got {drop_db} and {window_s}")
     win = min(x.size, max(1, int(round(window_s * sr))))

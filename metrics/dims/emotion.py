@@ -118,7 +118,7 @@ class Emotion(Dimension):
         ec = cfg.emotion
         probe = "" if ec.emotion_probe == "none" else f"; probe {ec.emotion_probe} {ec.probe_model}"
         return (
-            "prosodic index: mean of pitch level (st), F0 spread (st), volume score level "
+            "prosodic index: mean of pitch level (st), F0 spread (st), the volume score "
             "(dB) and syllable-nuclei rate (%/5) vs turn 1, signed by the emotion's arousal side"
             + probe
         )

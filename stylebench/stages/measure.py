@@ -57,23 +57,6 @@ def tolerances() -> dict[str, object]:
     }
 
 
-#: feature values that depend on the speech span, computed for both detectors
-SPAN_KEYS = (
-    "span_start",
-    "span_end",
-    "span_s",
-    "active_s",
-    "rms_gated",
-    "rms_gated_dbfs",
-    "rms_active",
-    "rms_active_dbfs",
-    "nuclei",
-    "nuclei_spm",
-    "level_spread_db",
-    "high_band_share",
-)
-
-
 @dataclass(frozen=True)
 class FeatureConfig:
     vad: str = "silero"
