@@ -178,6 +178,7 @@ def print_report(report: dict[str, Any], fmt: str) -> None:
         text = render(report, fmt)
     else:
         from stylebench.report.formats import render
+        from stylebench.stages.registry import report_sections
 
-        text = render(report, fmt)
+        text = render(report, fmt, sections=report_sections())
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

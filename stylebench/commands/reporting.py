@@ -7,7 +7,7 @@ from typing import Any
 
 from stylebench.commands.scored import ScoredRun
 from stylebench.config import RunConfig
-from stylebench.records import CAPTION_VERDICTS, CAPTIONS, FEATURES, Sample
+from stylebench.records import Sample
 from stylebench.scoring.cells import TurnScore
 
 
@@ -69,43 +69,41 @@ def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence
 
 
 def report(scored: ScoredRun) -> dict[str, Any]:
-    """Write the scored run's report.json/.md/.csv (and the plot) into its folder."""
+    """Write the scored run's report.json/.md/.csv (and the plot) into its folder.
+
+    The report's own blocks and notes, and every stage's (``StageSpec.report``), go in the order
+    of their places (:mod:`stylebench.stages.outputs`)."""
     from stylebench.model_wrappers.registry import EMBEDDED_NOTES
     from stylebench.report.build import ReportMeta
     from stylebench.report.write import write_reports
-    from stylebench.scoring.captions import caption_report_block
     from stylebench.scoring.emotion import emotion_report_block
-    from stylebench.stages.caption import self_caption_warning
+    from stylebench.stages.outputs import REPORT_BLOCKS_AT, REPORT_NOTES_AT, placed
+    from stylebench.stages.registry import STAGES, report_sections
 
     cfg, samples, turn_scores = scored.cfg, scored.samples, scored.turn_scores
     m = cfg.measure
-    notes = [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else []
-    notes += dimension_notes(samples, cfg.model)
-    notes += scored.gate_notes
+    model = scored.manifest.get("model") or {}
+    notes: list[tuple[int, list[str]]] = [
+        (
+            REPORT_NOTES_AT["model"],
+            [EMBEDDED_NOTES[cfg.model]] if cfg.model in EMBEDDED_NOTES else [],
+        ),
+        (REPORT_NOTES_AT["dimensions"], dimension_notes(samples, cfg.model)),
+    ]
     speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
     if speed_ids:
-        notes.append(speed_source_note(cfg, speed_ids, turn_scores))
+        notes.append(
+            (REPORT_NOTES_AT["speed_source"], [speed_source_note(cfg, speed_ids, turn_scores)])
+        )
     if m.asr != "none" and m.asr_model in ("base", "tiny.en"):
         notes.append(
-            f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3"
+            (
+                REPORT_NOTES_AT["asr"],
+                [f"ASR is Whisper {m.asr_model} (offline copy); the paper used Whisper-large-v3"],
+            )
         )
-    model = scored.manifest.get("model") or {}
-    records, info = scored.records, scored.measured.info
-    captions, caption_notes = caption_report_block(
-        samples,
-        cfg,
-        records.of(CAPTIONS),
-        records.of(CAPTION_VERDICTS),
-        caption_describe(info),
-        turn_scores,
-        scored.thresholds,
-        exclude=scored.exclude,
-        majority=scored.majority,
-    )
-    warn = self_caption_warning(cfg, scored.manifest.get("model"))
-    notes += caption_notes + ([warn] if warn else [])
     hears = history_note(model)
-    notes += [hears] if hears else []
+    notes.append((REPORT_NOTES_AT["history"], [hears] if hears else []))
     emotion = emotion_report_block(
         samples,
         cfg,
@@ -114,7 +112,16 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         majority=scored.majority,
         exclude=scored.exclude,
     )
-    quality = quality_report_block(scored)
+    blocks: list[tuple[int, Mapping[str, Any]]] = [
+        (REPORT_BLOCKS_AT["human"], {"human": scored.human} if scored.human else {}),
+        (REPORT_BLOCKS_AT["history_kind"], {"history_kind": model.get("history_kind")}),
+        (REPORT_BLOCKS_AT["emotion_scores"], emotion),
+    ]
+    for spec in STAGES:
+        if spec.report is not None:
+            part = spec.report.build(scored)
+            blocks.append((spec.report.blocks_at, part.blocks))
+            notes.append((spec.report.notes_at, list(part.notes)))
     meta = ReportMeta(
         model=cfg.model,
         run_id=scored.root.name,
@@ -125,17 +132,17 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         n_samples=len(samples),
         n_turns_total=len(turn_scores),
         n_turns_ok=sum(t.value is not None for t in turn_scores),
-        notes=tuple(notes),
-        extra={
-            **({"human": scored.human} if scored.human else {}),
-            "history_kind": model.get("history_kind"),
-            **scored.relevance,
-            **captions,
-            **emotion,
-            "quality": quality,
-        },
+        notes=tuple(n for group in placed(notes) for n in group),
+        extra={k: v for block in placed(blocks) for k, v in block.items()},
     )
-    return write_reports(scored.root, meta, scored.cells, turn_scores, exclude=scored.exclude)
+    return write_reports(
+        scored.root,
+        meta,
+        scored.cells,
+        turn_scores,
+        exclude=scored.exclude,
+        sections=report_sections(),
+    )
 
 
 def dimension_notes(samples: Sequence[Sample], model: str) -> list[str]:
@@ -145,48 +152,6 @@ def dimension_notes(samples: Sequence[Sample], model: str) -> list[str]:
 
     present = {s.dim for s in samples}
     return [n for d in in_order() if d.name in present for n in d.calibration_notes(model)]
-
-
-def quality_report_block(scored: ScoredRun) -> dict[str, Any]:
-    """The report's speech-quality block (:func:`stylebench.scoring.quality.quality_block`) over
-    all samples, with what it measures and, when no reply has a score, why."""
-    from stylebench.metrics.quality import MISSING
-    from stylebench.scoring.quality import quality_block
-
-    cfg = scored.cfg
-    block = quality_block(
-        scored.samples,
-        scored.records.of(FEATURES),
-        n_boot=cfg.score.n_boot,
-        seed=cfg.decode.seed,
-    )
-    block["measure"] = (
-        "DNSMOS P.835 (speechmos ONNX models, 16 kHz, 1-5): SIG speech, BAK background, OVRL "
-        "overall; trained on noisy and noise-suppressed human speech, a measured value, not a "
-        "style score (docs/metrics.md#speech-quality)"
-    )
-    block["min_quality"] = cfg.score.min_quality
-    if block["measured"] == 0:
-        ok = any(f.status == "ok" for f in scored.records.of(FEATURES).values())
-        if not cfg.measure.quality:
-            block["note"] = "speech quality not measured (--no-quality)"
-        elif not ok:
-            block["note"] = "speech quality not measured: no reply was measured"
-        else:
-            block["note"] = "speech quality not measured: " + MISSING
-    return block
-
-
-def caption_describe(info: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """What the captioner, the caption judge and the instructions were (the captions block)."""
-    caption, judge = info.get("caption") or {}, info.get("caption_judge") or {}
-    if not caption and not judge:
-        return {}
-    return {
-        "captioner": caption.get("captioner"),
-        "judge": judge.get("judge"),
-        "instructions": caption.get("instructions"),
-    }
 
 
 def history_note(model: dict[str, Any]) -> str:

@@ -6,6 +6,9 @@ ratings import (which rebuilds the report) all read a :class:`ScoredRun`: the pe
 the relevance gate, the thresholds, the probe's scores and the imported listening test are
 computed here and nowhere else. This is where the run folder is read (its manifest once, the
 ratings summary); the scoring itself (:mod:`stylebench.scoring`) is pure and reads nothing.
+What each stage adds (the relevance gate, the probe's scores, ...) is its ``scores`` hook
+(:class:`~stylebench.stages.outputs.ScoredPart`), called here for every stage of
+:data:`~stylebench.stages.registry.STAGES`.
 """
 
 from __future__ import annotations
@@ -17,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.config import RunConfig
-from stylebench.metrics.dims.base import ScoreContext, dimension
+from stylebench.metrics.dims.base import ScoreContext
 from stylebench.pipeline.score_config import score_context, thresholds_of
 from stylebench.records import (
     FEATURES,
-    JUDGEMENTS,
     PROBE_SCORES,
     RESPONSES,
     Key,
@@ -30,9 +32,9 @@ from stylebench.records import (
     Sample,
 )
 from stylebench.scoring.cells import Cell, Thresholds, TurnScore, score_cells
-from stylebench.scoring.emotion import ProbeScores, probe_scores
-from stylebench.stages import gate
-from stylebench.stages.runner import Measured
+from stylebench.scoring.emotion import ProbeScores
+from stylebench.stages import registry
+from stylebench.stages.outputs import Measured, ScoredPart, ScoreInputs
 from stylebench.store import RunStore
 
 
@@ -40,10 +42,11 @@ from stylebench.store import RunStore
 class ScoredRun:
     """One run's scores and what they were computed from (read-only; see the module docstring).
 
-    ``relevance`` is the report's judge block (srd, mrd, their CIs, eligible, judge), ``exclude``
-    the sample ids the gate leaves out of style scores, ``gate_notes`` what the report says of
-    the gate. ``human`` is the imported listening test's block, ``majority`` its per-(sample,
-    pair) majorities (``None`` for both when no ratings were imported).
+    ``parts`` holds each stage's part (:meth:`part`); ``relevance`` is the gate's report keys
+    (srd, mrd, their CIs, eligible, judge), ``exclude`` the sample ids a stage leaves out of
+    style scores (the MRD filter). ``human`` is the imported listening test's block,
+    ``majority`` its per-(sample, pair) majorities (``None`` for both when no ratings were
+    imported).
     """
 
     root: Path
@@ -54,12 +57,29 @@ class ScoredRun:
     context: ScoreContext
     thresholds: Thresholds
     turn_scores: tuple[TurnScore, ...]
-    relevance: dict[str, Any]
-    exclude: frozenset[str]
-    gate_notes: tuple[str, ...]
-    probe: ProbeScores | None
+    parts: Mapping[str, ScoredPart]
     human: dict[str, Any] | None
     majority: list[dict[str, Any]] | None
+
+    def part(self, name: str) -> ScoredPart:
+        """Stage ``name``'s part (an empty one for a stage that adds nothing)."""
+        return self.parts.get(name) or ScoredPart()
+
+    @cached_property
+    def exclude(self) -> frozenset[str]:
+        """The sample ids left out of every style score (each stage's ``exclude``, together)."""
+        return frozenset().union(*(p.exclude for p in self.parts.values()))
+
+    @cached_property
+    def relevance(self) -> dict[str, Any]:
+        """The relevance gate's report keys (srd, mrd, their CIs, eligible, judge, ...)."""
+        return {k: v for p in self.parts.values() if p.gate for k, v in p.gate.items()}
+
+    @property
+    def probe(self) -> ProbeScores | None:
+        """The emotion probe's scores, when it ran on the run's probed samples."""
+        value = self.part(PROBE_SCORES.name).value
+        return value if isinstance(value, ProbeScores) else None
 
     @property
     def records(self) -> RunRecords:
@@ -112,18 +132,8 @@ def score_run(
     ctx = score_context(cfg)
     records = measured.records
     turn_scores = collect_turn_scores(samples, records.of(RESPONSES), records.of(FEATURES), ctx)
-    judge = measured.info.get("judge") or {}
-    relevance, exclude, notes = gate.gate_report(
-        cfg, samples, judge.get("describe"), records.of(JUDGEMENTS), judge.get("inputs") or {}
-    )
-    probe = None
-    if cfg.emotion.emotion_probe != "none" and any(dimension(s.dim).probed for s in samples):
-        probe = probe_scores(
-            samples,
-            records.of(RESPONSES),
-            records.of(PROBE_SCORES),
-            Thresholds(emotion_delta=cfg.emotion.probe_delta),
-        )
+    inputs = ScoreInputs(cfg, tuple(samples), measured, store.root)
+    parts = {spec.name: spec.scores(inputs) for spec in registry.STAGES if spec.scores is not None}
     return ScoredRun(
         root=store.root,
         manifest=manifest,
@@ -133,10 +143,7 @@ def score_run(
         context=ctx,
         thresholds=thresholds_of(cfg),
         turn_scores=tuple(turn_scores),
-        relevance=relevance,
-        exclude=frozenset(exclude),
-        gate_notes=tuple(notes),
-        probe=probe,
+        parts=parts,
         human=human_report_block(store.root),
         majority=read_majority(store.root),
     )

@@ -19,7 +19,6 @@ from stylebench.compare.paper import paper_tables
 from stylebench.compare.samples import outcomes
 from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import dimension
-from stylebench.records import FEATURES
 from stylebench.scoring.cells import cell_dict, cell_sort_key, score_cells
 
 CLUSTERS = ("none", "content", "voice")
@@ -101,23 +100,6 @@ def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     }
 
 
-def _quality(
-    runs: Sequence[RunData], shared: set[str], boot: Mapping[str, Any]
-) -> dict[str, list[dict[str, Any]]]:
-    """Speech quality per model and turn over the shared samples (all of them: the ``all`` group
-    of :func:`stylebench.scoring.quality.quality_block`), and its change from turn 1."""
-    from stylebench.scoring.quality import ALL, quality_block
-
-    turns: list[dict[str, Any]] = []
-    changes: list[dict[str, Any]] = []
-    for r in runs:
-        samples = [s for s in r.scored.samples if s.id in shared]
-        block = quality_block(samples, r.scored.records.of(FEATURES), **boot)
-        turns += [{"model": r.label, **t} for t in block["turns"] if t["group"] == ALL]
-        changes += [{"model": r.label, **c} for c in block["changes"] if c["group"] == ALL]
-    return {"turns": turns, "changes": changes}
-
-
 def compare_runs(
     runs: Sequence[RunData],
     *,
@@ -157,8 +139,7 @@ def compare_runs(
         cells = {m: per_run_cells[m].get(key) for m in per_run_cells}
         blocks.append(compare_cell(key, per_model, cells, clusters, boot, alpha))
     summaries = [_summary(r, list(per_run_cells[r.label].values())) for r in runs]
-    quality = _quality(runs, shared, boot)
-    return {
+    own = {
         "format": FORMAT,
         "stylebench": __version__,
         "models": [r.label for r in runs],
@@ -178,6 +159,28 @@ def compare_runs(
         ),
         "cells": blocks,
         "tables": paper_tables(runs, per_run_out, shared, boot),
-        "quality": quality,
         "notes": list(notes),
     }
+    return with_stage_tables(own, runs, frozenset(shared), boot)
+
+
+def with_stage_tables(
+    own: Mapping[str, Any],
+    runs: Sequence[RunData],
+    shared: frozenset[str],
+    boot: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``own`` (the comparison's own keys, ``tables`` among them) with every stage's tables
+    (``StageSpec.compare``) put in, each key at its place (:mod:`stylebench.stages.outputs`)."""
+    from stylebench.stages.outputs import COMPARE_JSON_AT, placed
+    from stylebench.stages.registry import STAGES
+
+    top = [(COMPARE_JSON_AT[k], (k, v)) for k, v in own.items() if k != "tables"]
+    tables = [(COMPARE_JSON_AT[f"tables.{k}"], (k, v)) for k, v in own["tables"].items()]
+    for spec in STAGES:
+        for part in spec.compare:
+            value = part.build(runs, shared, boot)
+            parent, _, name = part.key.rpartition(".")
+            (tables if parent == "tables" else top).append((part.json_at, (name, value)))
+    top.append((COMPARE_JSON_AT["tables"], ("tables", dict(placed(tables)))))
+    return dict(placed(top))

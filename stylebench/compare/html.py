@@ -18,20 +18,17 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from stylebench.compare.html_parts import SCRIPT, STYLE, sample_section, table
+from stylebench.compare.html_parts import SCRIPT, STYLE, sample_section
 from stylebench.compare.load import RunData
-from stylebench.compare.md import NOT_CARRIED, not_carried_note
+from stylebench.compare.md import NOT_CARRIED, not_carried_note, stage_table
+from stylebench.report.html_table import ELIGIBLE_TEXT, html_num, table
+from stylebench.stages import registry
+from stylebench.stages.outputs import COMPARE_SHOWN_AT, placed
 
 CSP = (
     "default-src 'none'; img-src data:; media-src data: file:; "
     "style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 )
-
-
-def _num(x: float | None, ci: Sequence[float] | None = None, nd: int = 1) -> str:
-    if x is None:
-        return "–"
-    return f"{x:.{nd}f}" + (f" [{ci[0]:.{nd}f}, {ci[1]:.{nd}f}]" if ci else "")
 
 
 def _plot(run: RunData) -> str:
@@ -85,7 +82,7 @@ def render_html(
         f"{result['settings']['n_boot']} resamples, cluster {escape(result['settings']['cluster'])}; "
         "pairwise p-values Holm-adjusted per cell.</p>"
     ]
-    elig = {True: "yes", False: "no", None: "unknown"}
+    elig = ELIGIBLE_TEXT
     parts.append(
         "<h2>Leaderboard</h2>"
         + table(
@@ -94,10 +91,13 @@ def render_html(
             [
                 [
                     (s["model"] + (" (calibration)" if s["calibration"] else ""), s["model"]),
-                    (_num(s["mean_vsp"]) if s["carried_forward"] else NOT_CARRIED, s["mean_vsp"]),
+                    (
+                        html_num(s["mean_vsp"]) if s["carried_forward"] else NOT_CARRIED,
+                        s["mean_vsp"],
+                    ),
                     (str(s["n_cells"]), s["n_cells"]),
-                    (_num(s["srd"]), s["srd"]),
-                    (_num(s["mrd"]), s["mrd"]),
+                    (html_num(s["srd"]), s["srd"]),
+                    (html_num(s["mrd"]), s["mrd"]),
                     (elig[s["eligible"]], elig[s["eligible"]]),
                 ]
                 for s in result["leaderboard"]
@@ -106,23 +106,8 @@ def render_html(
         + (f"<p>{escape(note)}</p>" if (note := not_carried_note(result)) else "")
     )
     t = result["tables"]
-    parts.append(
-        "<h2>SRD / MRD and eligibility (Table 2)</h2>"
-        + table(
-            "relevance",
-            ("model", "SRD % [CI]", "MRD % [CI]", "n judged", "eligible"),
-            [
-                [
-                    (r["model"], r["model"]),
-                    (_num(r["srd"], r["srd_ci"]), r["srd"]),
-                    (_num(r["mrd"], r["mrd_ci"]), r["mrd"]),
-                    (str(r["n_judged"]), r["n_judged"]),
-                    (elig[r["eligible"]], elig[r["eligible"]]),
-                ]
-                for r in t["relevance"]
-            ],
-        )
-    )
+    shown: list[tuple[int, list[str]]] = [(COMPARE_SHOWN_AT["leaderboard"], parts)]
+    parts = []
     if t["emotion"]:
         parts.append(
             "<h2>Emotion VSP per emotion and turn pair (Table 3)</h2>"
@@ -135,13 +120,15 @@ def render_html(
                         (r["emotion"], r["emotion"]),
                         (r["pair"], r["pair"]),
                         (r["source"], r["source"]),
-                        (_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
+                        (html_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
                         (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
                     ]
                     for r in t["emotion"]
                 ],
             )
         )
+    shown.append((COMPARE_SHOWN_AT["emotion"], parts))
+    parts = []
     parts.append(
         "<h2>VSP and SVD per dim and turn pair (Table 4)</h2>"
         + table(
@@ -152,14 +139,16 @@ def render_html(
                     (r["model"], r["model"]),
                     (r["dim"] + (" (prosodic)" if r["source"] == "prosodic" else ""), r["dim"]),
                     (r["pair"], r["pair"]),
-                    (_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
-                    (_num(r["svd"], r["svd_ci"], 2), r["svd"]),
+                    (html_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
+                    (html_num(r["svd"], r["svd_ci"], 2), r["svd"]),
                     (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
                 ]
                 for r in t["dims"]
             ],
         )
     )
+    shown.append((COMPARE_SHOWN_AT["dims"], parts))
+    parts = []
     parts.append(
         "<h2>Turn-3 retention (VSP 2-3 vs 1-2)</h2>"
         + table(
@@ -170,16 +159,17 @@ def render_html(
                     (r["model"], r["model"]),
                     (r["dim"], r["dim"]),
                     (str(r["n"]), r["n"]),
-                    (_num(r.get("vsp_12")), r.get("vsp_12")),
-                    (_num(r.get("vsp_23")), r.get("vsp_23")),
-                    (_num(r.get("diff"), r.get("diff_ci")), r.get("diff")),
-                    (_num(r.get("mcnemar_p"), None, 4), r.get("mcnemar_p")),
+                    (html_num(r.get("vsp_12")), r.get("vsp_12")),
+                    (html_num(r.get("vsp_23")), r.get("vsp_23")),
+                    (html_num(r.get("diff"), r.get("diff_ci")), r.get("diff")),
+                    (html_num(r.get("mcnemar_p"), None, 4), r.get("mcnemar_p")),
                 ]
                 for r in t["retention"]
             ],
         )
     )
-    parts += _quality_html(result)
+    shown.append((COMPARE_SHOWN_AT["retention"], parts))
+    parts = []
     rows, sections, tests = [], [], []
     for i, b in enumerate(result["cells"]):
         row: list[tuple[str, Any] | tuple[str, Any, str]] = [(_cell_name(b), _cell_name(b))]
@@ -191,7 +181,7 @@ def render_html(
             anchor = f"s-{i}-{j}"
             row.append(
                 (
-                    f"{_num(c['vsp'], c['vsp_ci'])} · SVD {_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}",
+                    f"{html_num(c['vsp'], c['vsp_ci'])} · SVD {html_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}",
                     c["vsp"],
                     anchor,
                 )
@@ -225,7 +215,7 @@ def render_html(
                     [
                         (f"{r['a']} vs {r['b']}", r["a"]),
                         (str(r["n"]), r["n"]),
-                        (_num(r["vsp_diff"], r["vsp_diff_ci"]), r["vsp_diff"]),
+                        (html_num(r["vsp_diff"], r["vsp_diff_ci"]), r["vsp_diff"]),
                         (
                             "–"
                             if r["mcnemar"] is None
@@ -303,6 +293,11 @@ def render_html(
             + "</ul>"
         )
     parts.append("<h2>Samples</h2>" + "".join(sections))
+    shown.append((COMPARE_SHOWN_AT["cells"], parts))
+    for spec in registry.STAGES:  # each stage's tables, at their places
+        for part in spec.compare:
+            shown.append((part.shown_at, part.html(stage_table(result, part.key))))
+    parts = [piece for pieces in placed(shown) for piece in pieces]
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -310,50 +305,6 @@ def render_html(
         + "".join(parts)
         + f"<script>{SCRIPT}</script></body></html>\n"
     )
-
-
-def _quality_html(result: dict[str, Any]) -> list[str]:
-    """Speech quality (DNSMOS) per model and turn, and the change from turn 1 with its CI."""
-    q = result.get("quality") or {}
-    if not q.get("turns"):
-        return []
-    turns = table(
-        "quality",
-        ("model", "turn", "SIG", "BAK", "OVRL", "n ok / n"),
-        [
-            [
-                (r["model"], r["model"]),
-                (str(r["turn"]), r["turn"]),
-                (_num(r["sig"], None, 2), r["sig"]),
-                (_num(r["bak"], None, 2), r["bak"]),
-                (_num(r["ovrl"], None, 2), r["ovrl"]),
-                (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
-            ]
-            for r in q["turns"]
-        ],
-    )
-    changes = table(
-        "quality-change",
-        ("model", "turns", "Δ SIG [CI]", "Δ BAK [CI]", "Δ OVRL [CI]", "n paired"),
-        [
-            [
-                (r["model"], r["model"]),
-                (r["pair"], r["pair"]),
-                *(
-                    (_num(r[f"d_{name}"], r[f"d_{name}_ci"], 2), r[f"d_{name}"])
-                    for name in ("sig", "bak", "ovrl")
-                ),
-                (str(r["n"]), r["n"]),
-            ]
-            for r in q["changes"]
-        ],
-    )
-    return [
-        "<h2>Speech quality per model and turn (DNSMOS P.835, 1-5)</h2>"
-        + turns
-        + "<p>Change from turn 1, paired per sample (bootstrap CI):</p>"
-        + changes
-    ]
 
 
 def _groups(b: dict[str, Any]) -> str:

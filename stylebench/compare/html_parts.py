@@ -1,11 +1,12 @@
-"""Pieces of the comparison page: sortable tables, a cell's samples with audio, style and script.
+"""Pieces of the comparison page: a cell's samples with audio, style and script (its sortable
+tables: :mod:`stylebench.report.html_table`).
 
 All text goes through :func:`html.escape`; ids are made here from counters, never from text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -44,27 +45,6 @@ document.querySelectorAll('table.sortable th').forEach(function (th, _) {
   });
 });
 """
-
-
-def _v(value: Any) -> str:
-    return "" if value is None else escape(str(value), quote=True)
-
-
-def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[tuple]]) -> str:
-    """A sortable table; each cell is ``(text, sort value)`` or ``(text, sort value, anchor)``."""
-    out = [f'<table class="sortable" id="{escape(table_id)}"><thead><tr>']
-    out += [f"<th>{escape(h)}</th>" for h in head]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>")
-        for cell in row:
-            text = escape(str(cell[0]))
-            if len(cell) > 2:
-                text = f'<a href="#{escape(cell[2])}">{text}</a>'
-            out.append(f'<td data-v="{_v(cell[1])}">{text}</td>')
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
 
 
 def sample_section(

@@ -3,17 +3,16 @@ tables, and per cell each model's VSP with the pairwise tests."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from stylebench.report.md_text import fmt_ci, md_escape, md_table
+from stylebench.report.md_text import eligible_md, fmt_ci, md_escape, md_table
+from stylebench.stages import registry
+from stylebench.stages.outputs import COMPARE_SHOWN_AT, placed
 
 
 def _p(x: float | None) -> str:
     return "–" if x is None else (f"{x:.2g}" if x < 0.001 else f"{x:.3f}")
-
-
-def _elig(e: bool | None) -> str:
-    return {True: "yes", False: "**no**", None: "unknown"}[e]
 
 
 #: what a leaderboard shows instead of the style number of a model that failed the gate
@@ -30,21 +29,6 @@ def not_carried_note(result: dict[str, Any]) -> str | None:
         f"Not eligible (failed the relevance gate): {', '.join(out)}. Their style numbers are "
         "not carried forward: no mean VSP, ranked last; their cells below are for inspection only."
     )
-
-
-def quality_markdown(result: dict[str, Any]) -> list[str]:
-    """Speech quality (DNSMOS) per model and turn, and its change from turn 1 with its CI."""
-    from stylebench.report.sections.quality import CHANGE_HEAD, TURN_HEAD, quality_rows
-
-    q = result.get("quality") or {}
-    if not q.get("turns"):
-        return []
-    turns, changes = quality_rows(q, key="model")
-    lines = ["", "## Speech quality per model and turn (DNSMOS P.835, 1-5)", ""]
-    lines += md_table(("model", *TURN_HEAD[1:]), turns)
-    lines += ["", "Change from turn 1, paired per sample (bootstrap CI):", ""]
-    lines += md_table(("model", *CHANGE_HEAD[1:]), changes)
-    return lines
 
 
 def render_md(result: dict[str, Any]) -> str:
@@ -66,7 +50,7 @@ def render_md(result: dict[str, Any]) -> str:
                 str(s["n_cells"]),
                 fmt_ci(s["srd"], None),
                 fmt_ci(s["mrd"], None),
-                _elig(s["eligible"]),
+                eligible_md(s["eligible"]),
             )
             for s in result["leaderboard"]
         ],
@@ -74,22 +58,10 @@ def render_md(result: dict[str, Any]) -> str:
     if note := not_carried_note(result):
         lines += ["", md_escape(note)]
     t = result["tables"]
-    lines += ["", "## SRD / MRD and eligibility (Table 2)", ""]
-    lines += md_table(
-        ("model", "SRD % [CI]", "MRD % [CI]", "n judged", "eligible"),
-        [
-            (
-                md_escape(r["model"]),
-                fmt_ci(r["srd"], r["srd_ci"]),
-                fmt_ci(r["mrd"], r["mrd_ci"]),
-                str(r["n_judged"] if r["n_judged"] is not None else "–"),
-                _elig(r["eligible"]),
-            )
-            for r in t["relevance"]
-        ],
-    )
+    shown: list[tuple[int, list[str]]] = [(COMPARE_SHOWN_AT["leaderboard"], lines)]
+    lines = []
     if t["emotion"]:
-        lines += ["", "## Emotion VSP per emotion and turn pair (Table 3)", ""]
+        lines = ["", "## Emotion VSP per emotion and turn pair (Table 3)", ""]
         lines += md_table(
             ("model", "emotion", "pair", "source", "VSP % [CI]", "n ok / n"),
             [
@@ -104,7 +76,8 @@ def render_md(result: dict[str, Any]) -> str:
                 for r in t["emotion"]
             ],
         )
-    lines += ["", "## VSP and SVD per dim and turn pair (Table 4)", ""]
+    shown.append((COMPARE_SHOWN_AT["emotion"], lines))
+    lines = ["", "## VSP and SVD per dim and turn pair (Table 4)", ""]
     lines += md_table(
         ("model", "dim", "pair", "VSP % [CI]", "SVD % [CI]", "n ok / n"),
         [
@@ -119,7 +92,8 @@ def render_md(result: dict[str, Any]) -> str:
             for r in t["dims"]
         ],
     )
-    lines += ["", "## Turn-3 retention (VSP 2-3 vs 1-2, paired)", ""]
+    shown.append((COMPARE_SHOWN_AT["dims"], lines))
+    lines = ["", "## Turn-3 retention (VSP 2-3 vs 1-2, paired)", ""]
     lines += md_table(
         ("model", "dim", "n", "VSP 1-2", "VSP 2-3", "diff [CI]", "McNemar p"),
         [
@@ -135,8 +109,8 @@ def render_md(result: dict[str, Any]) -> str:
             for r in t["retention"]
         ],
     )
-    lines += quality_markdown(result)
-    lines += ["", "## Cells", ""]
+    shown.append((COMPARE_SHOWN_AT["retention"], lines))
+    lines = ["", "## Cells", ""]
     for b in result["cells"]:
         name = f"{b['dim']} {b['direction']} {b['lang']} {b['pair']}" + (
             f" {b['group']}" if b["group"] else ""
@@ -193,6 +167,19 @@ def render_md(result: dict[str, Any]) -> str:
                 f"{mu['n']} samples; groups the data cannot separate: {groups}",
             ]
         lines += [""]
+    shown.append((COMPARE_SHOWN_AT["cells"], lines))
+    for spec in registry.STAGES:  # each stage's tables, at their places
+        for part in spec.compare:
+            shown.append((part.shown_at, part.markdown(stage_table(result, part.key))))
+    lines = [line for part_lines in placed(shown) for line in part_lines]
     if result["notes"]:
         lines += ["## Notes", ""] + [f"- {md_escape(n)}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def stage_table(result: Mapping[str, Any], key: str) -> Any:
+    """A stage's table in a comparison, by its key (``quality``, ``tables.relevance``)."""
+    value: Any = result
+    for name in key.split("."):
+        value = (value or {}).get(name)
+    return value

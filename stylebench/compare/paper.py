@@ -1,7 +1,7 @@
 """The paper's tables from any set of runs (pooled over directions and languages).
 
-- ``relevance`` (StyleBench Table 2): SRD and MRD per model with eligibility (MRD > threshold),
-  as each run's report computed them over its own selected samples.
+(The relevance table, the paper's Table 2, is the judge stage's: ``stylebench.stages.gate``.)
+
 - ``emotion`` (Table 3): emotion VSP per emotion and turn pair, from the human listening test
   where the run has imported ratings (the kept raters' majority per sample and pair), else from
   the automatic probe, else from the prosodic index; each row names its ``source``.
@@ -136,25 +136,12 @@ def paper_tables(
     shared: set[str],
     boot: dict[str, Any],
 ) -> dict[str, Any]:
-    """The four tables (see the module docstring), one row per model and table key."""
-    rel, dims, emo, ret = [], [], [], []
+    """The three tables (see the module docstring), one row per model and table key."""
+    dims: list[dict[str, Any]] = []
+    emo: list[dict[str, Any]] = []
+    ret: list[dict[str, Any]] = []
     for run in runs:
         per_out = per_run_out[run.label]
-        rv = run.scored.relevance
-        mrd = (rv.get("relevance") or {}).get("mrd") or {}
-        rel.append(
-            {
-                "model": run.label,
-                "srd": rv.get("srd"),
-                "srd_ci": rv.get("srd_ci"),
-                "mrd": rv.get("mrd"),
-                "mrd_ci": rv.get("mrd_ci"),
-                "n_judged": mrd.get("n_judged"),
-                "eligible": rv.get("eligible"),
-                "threshold": (rv.get("relevance") or {}).get("threshold"),
-                "skipped": (rv.get("judge") or {}).get("skipped"),
-            }
-        )
         present = [d for d in DIMS if any(k[0] == d for k in per_out)]
         for dim in present:
             for pair in PAIR_NAMES:
@@ -174,4 +161,4 @@ def paper_tables(
         for dim in present:  # the grouped dimensions (emotion): per group, the paper's Table 3
             if dimension(dim).groups:
                 emo += _groups(run, dim, per_out, shared, boot)
-    return {"relevance": rel, "dims": dims, "emotion": emo, "retention": ret}
+    return {"dims": dims, "emotion": emo, "retention": ret}

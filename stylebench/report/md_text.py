@@ -59,6 +59,11 @@ def fmt_ci(x: float | None, ci: Sequence[float] | None, nd: int = 1) -> str:
     return f"{x:.{nd}f}" + (f" [{ci[0]:.{nd}f}, {ci[1]:.{nd}f}]" if ci is not None else "")
 
 
+def eligible_md(eligible: bool | None) -> str:
+    """A relevance gate's verdict in Markdown: ``yes``, ``**no**`` or ``unknown``."""
+    return {True: "yes", False: "**no**", None: "unknown"}[eligible]
+
+
 def _vsp_all(c: Mapping[str, Any]) -> str:
     """VSP over all samples (failed = not valid), shown only when some samples failed."""
     return "" if c["n_ok"] == c["n"] or c["vsp_all"] is None else f"; all {c['vsp_all']:.1f}"

@@ -6,16 +6,21 @@ HTML one), so a terminal shows "F0 > 0" as written and a model name cannot break
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from stylebench.metrics.dims.base import in_order
 from stylebench.report.md_text import dim_table, md_escape
-from stylebench.report.sections import SECTIONS
+from stylebench.report.sections import SECTIONS, Section, in_place
 from stylebench.report.sections.relevance import banner_markdown
 
 
-def to_markdown(report: dict[str, Any]) -> str:
-    """Markdown: title, thresholds and extractors line, one table per dim, sections, notes."""
+def to_markdown(report: dict[str, Any], sections: Sequence[Section] = SECTIONS) -> str:
+    """Markdown: title, thresholds and extractors line, one table per dim, sections, notes.
+
+    ``sections`` are the optional sections to show, in the order of their places: the report's
+    own (:data:`~stylebench.report.sections.SECTIONS`, the default) and the run's stages'
+    (``stylebench.stages.registry.report_sections``)."""
     th = report["thresholds"]
     lines = [
         f"# stylebench: {md_escape(report['model'])} (run {md_escape(report['run_id'])})",
@@ -48,6 +53,6 @@ def to_markdown(report: dict[str, Any]) -> str:
         cells = [c for c in report["cells"] if c["dim"] == dim]
         if cells:
             lines += dim_table(dim, cells, mark)
-    for section in SECTIONS:  # the optional sections, in order
+    for section in in_place(sections):  # the optional sections, in order
         lines += section.markdown(report)
     return "\n".join(lines)

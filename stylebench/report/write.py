@@ -15,6 +15,7 @@ from stylebench.atomic import write_text
 from stylebench.report.build import ReportMeta, build_report
 from stylebench.report.formats import FILE_NAMES, render
 from stylebench.report.plots import NothingToPlot, plot_trajectories
+from stylebench.report.sections import SECTIONS, Section
 from stylebench.scoring.cells import Cell, TurnScore
 
 PLOT_NAME = "trajectories.png"
@@ -49,6 +50,7 @@ def write_reports(
     *,
     exclude: Collection[str] = (),
     plot: bool = True,
+    sections: Sequence[Section] = SECTIONS,
 ) -> dict[str, Any]:
     """Write report.json / report.md / report.csv (and trajectories.png) into ``root``.
 
@@ -56,7 +58,8 @@ def write_reports(
     look current. With ``plot`` the plot is redrawn; when it cannot be (matplotlib missing, no
     sample with a turn-1 score) the report gets ``"plot": "no plot: <reason>"``, which the
     Markdown shows too. Pass the same ``exclude`` as to the scoring so per-turn means and the
-    plot count the same samples as the cells.
+    plot count the same samples as the cells. ``sections`` are report.md's optional sections
+    (the report's own and the run's stages').
 
     Returns:
         The report dict, as written to report.json.
@@ -74,7 +77,7 @@ def write_reports(
         if why is not None:
             report["plot"] = why
     for fmt, name in FILE_NAMES.items():  # json first: the source of truth
-        write_text(root / name, render(report, fmt))
+        write_text(root / name, render(report, fmt, sections=sections))
     if failure is not None:
         raise failure
     return report

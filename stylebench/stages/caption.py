@@ -22,6 +22,8 @@ from stylebench.errors import BadValue
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit, is_ok
 from stylebench.records import (
+    CAPTION_VERDICTS,
+    CAPTIONS,
     PAIRS,
     TURNS,
     CaptionRecord,
@@ -31,6 +33,7 @@ from stylebench.records import (
     RespondRecord,
     Sample,
 )
+from stylebench.stages.outputs import ReportPart, ScoredView
 
 CAPTION_STAGE_VERSION = "1"
 
@@ -295,3 +298,36 @@ def self_caption_warning(cfg: Any, model_desc: Mapping[str, Any] | None) -> str 
         f"the {' and '.join(hits)} is the subject model of this run: a model describing its own "
         "replies may agree with itself; use another captioner for reported numbers"
     )
+
+
+def caption_describe(info: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """What the captioner, the caption judge and the instructions were (the captions block)."""
+    caption, judge = info.get(CAPTIONS.name) or {}, info.get(CAPTION_VERDICTS.name) or {}
+    if not caption and not judge:
+        return {}
+    return {
+        "captioner": caption.get("captioner"),
+        "judge": judge.get("judge"),
+        "instructions": caption.get("instructions"),
+    }
+
+
+def caption_report_part(scored: ScoredView) -> ReportPart:
+    """The captioning probe's report block (:func:`stylebench.scoring.captions.caption_report_block`)
+    and its notes, with a warning when a captioner is the run's own subject model."""
+    from stylebench.scoring.captions import caption_report_block
+
+    cfg, records = scored.cfg, scored.records
+    block, notes = caption_report_block(
+        scored.samples,
+        cfg,
+        records.of(CAPTIONS),
+        records.of(CAPTION_VERDICTS),
+        caption_describe(scored.measured.info),
+        scored.turn_scores,
+        scored.thresholds,
+        exclude=scored.exclude,
+        majority=scored.majority,
+    )
+    warn = self_caption_warning(cfg, scored.manifest.get("model"))
+    return ReportPart(block, (*notes, *([warn] if warn else [])))

@@ -24,8 +24,16 @@ from stylebench.metrics.spec import check_declared
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import PROVENANCE, Unit
-from stylebench.records import FeatureRecord, Key, RespondRecord, Sample, TranscriptRecord
+from stylebench.records import (
+    FEATURES,
+    FeatureRecord,
+    Key,
+    RespondRecord,
+    Sample,
+    TranscriptRecord,
+)
 from stylebench.stages.measure import ANALYSIS_SR, FeatureConfig, analyse_reply, finish_sample
+from stylebench.stages.outputs import LabelledRun, ReportPart, ScoredView
 from stylebench.store import RunStore
 
 #: the respond record's ``raw`` key a wrapper sets when its reply stopped at the model's token
@@ -179,3 +187,105 @@ def reply_quality(wave: Any, sr: int) -> tuple[dict[str, float], list[str]]:
         return dnsmos(wave, sr).values(), []
     except ValueError as exc:
         return {}, [f"no_dnsmos: {exc}"]
+
+
+def quality_report_part(scored: ScoredView) -> ReportPart:
+    """The report's speech-quality block (:func:`stylebench.scoring.quality.quality_block`) over
+    all samples, with what it measures and, when no reply has a score, why."""
+    from stylebench.metrics.quality import MISSING
+    from stylebench.scoring.quality import quality_block
+
+    cfg, features = scored.cfg, scored.records.of(FEATURES)
+    block = quality_block(scored.samples, features, n_boot=cfg.score.n_boot, seed=cfg.decode.seed)
+    block["measure"] = (
+        "DNSMOS P.835 (speechmos ONNX models, 16 kHz, 1-5): SIG speech, BAK background, OVRL "
+        "overall; trained on noisy and noise-suppressed human speech, a measured value, not a "
+        "style score (docs/metrics.md#speech-quality)"
+    )
+    block["min_quality"] = cfg.score.min_quality
+    if block["measured"] == 0:
+        ok = any(f.status == "ok" for f in features.values())
+        if not cfg.measure.quality:
+            block["note"] = "speech quality not measured (--no-quality)"
+        elif not ok:
+            block["note"] = "speech quality not measured: no reply was measured"
+        else:
+            block["note"] = "speech quality not measured: " + MISSING
+    return ReportPart({"quality": block})
+
+
+def quality_compare(
+    runs: Sequence[LabelledRun], shared: frozenset[str], boot: Mapping[str, Any]
+) -> dict[str, list[dict[str, Any]]]:
+    """Speech quality per model and turn over the shared samples (all of them: the ``all`` group
+    of :func:`stylebench.scoring.quality.quality_block`), and its change from turn 1."""
+    from stylebench.scoring.quality import ALL, quality_block
+
+    turns: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
+    for r in runs:
+        samples = [s for s in r.scored.samples if s.id in shared]
+        block = quality_block(samples, r.scored.records.of(FEATURES), **boot)
+        turns += [{"model": r.label, **t} for t in block["turns"] if t["group"] == ALL]
+        changes += [{"model": r.label, **c} for c in block["changes"] if c["group"] == ALL]
+    return {"turns": turns, "changes": changes}
+
+
+def quality_compare_markdown(q: Mapping[str, Any]) -> list[str]:
+    """Speech quality (DNSMOS) per model and turn, and its change from turn 1 with its CI."""
+    from stylebench.report.md_text import md_table
+    from stylebench.report.sections.quality import CHANGE_HEAD, TURN_HEAD, quality_rows
+
+    if not (q or {}).get("turns"):
+        return []
+    turns, changes = quality_rows(q, key="model")
+    lines = ["", "## Speech quality per model and turn (DNSMOS P.835, 1-5)", ""]
+    lines += md_table(("model", *TURN_HEAD[1:]), turns)
+    lines += ["", "Change from turn 1, paired per sample (bootstrap CI):", ""]
+    lines += md_table(("model", *CHANGE_HEAD[1:]), changes)
+    return lines
+
+
+def quality_compare_html(q: Mapping[str, Any]) -> list[str]:
+    """The same two tables on the comparison page."""
+    from stylebench.report.html_table import html_num, table
+
+    if not (q or {}).get("turns"):
+        return []
+    turns = table(
+        "quality",
+        ("model", "turn", "SIG", "BAK", "OVRL", "n ok / n"),
+        [
+            [
+                (r["model"], r["model"]),
+                (str(r["turn"]), r["turn"]),
+                (html_num(r["sig"], None, 2), r["sig"]),
+                (html_num(r["bak"], None, 2), r["bak"]),
+                (html_num(r["ovrl"], None, 2), r["ovrl"]),
+                (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
+            ]
+            for r in q["turns"]
+        ],
+    )
+    changes = table(
+        "quality-change",
+        ("model", "turns", "Δ SIG [CI]", "Δ BAK [CI]", "Δ OVRL [CI]", "n paired"),
+        [
+            [
+                (r["model"], r["model"]),
+                (r["pair"], r["pair"]),
+                *(
+                    (html_num(r[f"d_{name}"], r[f"d_{name}_ci"], 2), r[f"d_{name}"])
+                    for name in ("sig", "bak", "ovrl")
+                ),
+                (str(r["n"]), r["n"]),
+            ]
+            for r in q["changes"]
+        ],
+    )
+    return [
+        "<h2>Speech quality per model and turn (DNSMOS P.835, 1-5)</h2>"
+        + turns
+        + "<p>Change from turn 1, paired per sample (bootstrap CI):</p>"
+        + changes
+    ]

@@ -14,7 +14,8 @@ from typing import Any
 
 from stylebench.config import JudgeConfig, RunConfig
 from stylebench.errors import BadValue
-from stylebench.records import JudgeRecord, Key, Sample
+from stylebench.records import JUDGEMENTS, JudgeRecord, Key, Sample
+from stylebench.stages.outputs import LabelledRun, ReportPart, ScoredPart, ScoredView, ScoreInputs
 
 Inputs = dict[str, tuple[str, dict[int, str]]]
 #: judges built in this process, by what builds them (see :func:`make_judge`)
@@ -211,3 +212,89 @@ def is_approximation(desc: Mapping[str, Any], backend: str) -> bool:
     from stylebench.scoring.relevance import PAPER_JUDGE
 
     return backend == "offline" or PAPER_JUDGE.lower() not in str(desc.get("model") or "").lower()
+
+
+def gate_part(inputs: ScoreInputs) -> ScoredPart:
+    """The judge stage's part of a scored run: the relevance block (``gate``), the samples the
+    MRD filter leaves out of style scores (``exclude``) and what the report says of the gate."""
+    judge = inputs.measured.info.get(JUDGEMENTS.name) or {}
+    relevance, exclude, notes = gate_report(
+        inputs.cfg,
+        inputs.samples,
+        judge.get("describe"),
+        inputs.measured.records.of(JUDGEMENTS),
+        judge.get("inputs") or {},
+    )
+    return ScoredPart(exclude=frozenset(exclude), gate=relevance, notes=tuple(notes))
+
+
+def gate_report_part(scored: ScoredView) -> ReportPart:
+    """The judge stage's report blocks (srd, mrd, their CIs, eligible, judge, ...) and notes."""
+    part = scored.part(JUDGEMENTS.name)
+    return ReportPart(dict(part.gate or {}), part.notes)
+
+
+def relevance_rows(
+    runs: Sequence[LabelledRun], shared: frozenset[str], boot: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The comparison's relevance table (the paper's Table 2): SRD and MRD per model with
+    eligibility, as each run's report computed them over its own selected samples."""
+    rows = []
+    for run in runs:
+        rv = run.scored.part(JUDGEMENTS.name).gate or {}
+        mrd = (rv.get("relevance") or {}).get("mrd") or {}
+        rows.append(
+            {
+                "model": run.label,
+                "srd": rv.get("srd"),
+                "srd_ci": rv.get("srd_ci"),
+                "mrd": rv.get("mrd"),
+                "mrd_ci": rv.get("mrd_ci"),
+                "n_judged": mrd.get("n_judged"),
+                "eligible": rv.get("eligible"),
+                "threshold": (rv.get("relevance") or {}).get("threshold"),
+                "skipped": (rv.get("judge") or {}).get("skipped"),
+            }
+        )
+    return rows
+
+
+def relevance_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    from stylebench.report.md_text import eligible_md, fmt_ci, md_escape, md_table
+
+    lines = ["", "## SRD / MRD and eligibility (Table 2)", ""]
+    return lines + md_table(
+        ("model", "SRD % [CI]", "MRD % [CI]", "n judged", "eligible"),
+        [
+            (
+                md_escape(r["model"]),
+                fmt_ci(r["srd"], r["srd_ci"]),
+                fmt_ci(r["mrd"], r["mrd_ci"]),
+                str(r["n_judged"] if r["n_judged"] is not None else "–"),
+                eligible_md(r["eligible"]),
+            )
+            for r in rows
+        ],
+    )
+
+
+def relevance_html(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    from stylebench.report.html_table import ELIGIBLE_TEXT, html_num, table
+
+    return [
+        "<h2>SRD / MRD and eligibility (Table 2)</h2>"
+        + table(
+            "relevance",
+            ("model", "SRD % [CI]", "MRD % [CI]", "n judged", "eligible"),
+            [
+                [
+                    (r["model"], r["model"]),
+                    (html_num(r["srd"], r["srd_ci"]), r["srd"]),
+                    (html_num(r["mrd"], r["mrd_ci"]), r["mrd"]),
+                    (str(r["n_judged"]), r["n_judged"]),
+                    (ELIGIBLE_TEXT[r["eligible"]], ELIGIBLE_TEXT[r["eligible"]]),
+                ]
+                for r in rows
+            ],
+        )
+    ]

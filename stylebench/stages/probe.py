@@ -12,7 +12,8 @@ from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
-from stylebench.records import Key, ProbeRecord, RespondRecord
+from stylebench.records import PROBE_SCORES, RESPONSES, Key, ProbeRecord, RespondRecord
+from stylebench.stages.outputs import ScoredPart, ScoreInputs
 from stylebench.store import RunStore
 
 PROBE_VERSION = "1"
@@ -58,3 +59,26 @@ class ProbeStage:
         yield ProbeRecord(
             *key, "ok", fp, probs=probs, top=label, top_prob=p, backend=backend, model=model
         )
+
+
+def probe_part(inputs: ScoreInputs) -> ScoredPart:
+    """The probe stage's part of a scored run: its per-turn scores of the probed samples
+    (:class:`~stylebench.scoring.emotion.ProbeScores`, scored with ``--probe-delta``), or no
+    value when the probe is off or no sample's dimension is probed."""
+    from stylebench.metrics.dims.base import dimension
+    from stylebench.scoring.cells import Thresholds
+    from stylebench.scoring.emotion import probe_scores
+
+    cfg, records = inputs.cfg, inputs.measured.records
+    if cfg.emotion.emotion_probe == "none" or not any(
+        dimension(s.dim).probed for s in inputs.samples
+    ):
+        return ScoredPart()
+    return ScoredPart(
+        probe_scores(
+            inputs.samples,
+            records.of(RESPONSES),
+            records.of(PROBE_SCORES),
+            Thresholds(emotion_delta=cfg.emotion.probe_delta),
+        )
+    )

@@ -3,9 +3,12 @@
 Each :class:`StageSpec` names its records (``<name>.jsonl``, ``Measured.records[name]``), the
 earlier stages whose current records it reads (``inputs``; ``"respond"`` is the replies), the
 config section that holds its settings, when it runs (a predicate on the run's config and
-samples), and how its :class:`~stylebench.pipeline.stage.Stage` is built. The runner
-(:func:`stylebench.stages.runner.measure`) loops over this list and nothing else: adding a
-stage is one module with the stage class, one record type and one entry here.
+samples), and how its :class:`~stylebench.pipeline.stage.Stage` is built; and, after it ran,
+what it adds to a scored run, to the report and to a comparison
+(:mod:`stylebench.stages.outputs`). The runner (:func:`stylebench.stages.runner.measure`),
+scoring (:func:`stylebench.commands.scored.score_run`), the report and ``stylebench compare``
+loop over this list and name no stage: adding a stage is one module with the stage class and
+its hooks, one record type and one entry here.
 
 A builder sees only the records its spec declares (:attr:`StageInputs.records`), so a stage that
 reads another stage's records without saying so fails at once (``KeyError``), not by reading an
@@ -35,8 +38,18 @@ from stylebench.records import (
     RunRecords,
     Sample,
 )
+from stylebench.report.sections import SECTIONS, Section, in_place
 from stylebench.stages import gate
 from stylebench.stages.measure import FeatureConfig
+from stylebench.stages.outputs import (
+    LabelledRun,
+    ReportPart,
+    ScoredPart,
+    ScoredView,
+    ScoreInputs,
+    StageCompare,
+    StageReport,
+)
 from stylebench.store import RunStore
 
 if TYPE_CHECKING:
@@ -87,6 +100,12 @@ class StageSpec:
     #: (backend option, the options that belong to that backend): re-scoring a run with another
     #: backend drops the stored run's options of the old one (``stylebench score --judge ...``)
     backend_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: its part of a scored run (``ScoredRun.part(name)``), computed once from its records
+    scores: Callable[[ScoreInputs], ScoredPart] | None = None
+    #: its blocks, notes and sections in the run's report
+    report: StageReport | None = None
+    #: its tables in a comparison of runs
+    compare: tuple[StageCompare, ...] = ()
 
     @property
     def name(self) -> str:
@@ -280,6 +299,57 @@ def _judge(ctx: StageInputs) -> Built:
     return Built(stage, info, None if cache is None else cache.close)
 
 
+# what the stages add after they ran (each imports its module on use, as the builders do)
+
+
+def _gate_part(inputs: ScoreInputs) -> ScoredPart:
+    return gate.gate_part(inputs)
+
+
+def _gate_report(scored: ScoredView) -> ReportPart:
+    return gate.gate_report_part(scored)
+
+
+def _probe_part(inputs: ScoreInputs) -> ScoredPart:
+    from stylebench.stages.probe import probe_part
+
+    return probe_part(inputs)
+
+
+def _caption_report(scored: ScoredView) -> ReportPart:
+    from stylebench.stages.caption import caption_report_part
+
+    return caption_report_part(scored)
+
+
+def _quality_report(scored: ScoredView) -> ReportPart:
+    from stylebench.stages.features import quality_report_part
+
+    return quality_report_part(scored)
+
+
+def _quality_compare(
+    runs: Sequence[LabelledRun], shared: frozenset[str], boot: Mapping[str, Any]
+) -> Any:
+    from stylebench.stages.features import quality_compare
+
+    return quality_compare(runs, shared, boot)
+
+
+def _quality_md(value: Any) -> list[str]:
+    from stylebench.stages.features import quality_compare_markdown
+
+    return quality_compare_markdown(value)
+
+
+def _quality_html(value: Any) -> list[str]:
+    from stylebench.stages.features import quality_compare_html
+
+    return quality_compare_html(value)
+
+
+_SECTION = "stylebench.report.sections."
+
 #: the stages after respond, in the order they run
 STAGES: tuple[StageSpec, ...] = (
     StageSpec(
@@ -297,6 +367,21 @@ STAGES: tuple[StageSpec, ...] = (
         lambda cfg, samples: True,
         _features,
         on_executor=True,
+        report=StageReport(
+            _quality_report,
+            blocks_at=70,
+            sections=(Section("quality", _SECTION + "quality:quality_markdown", at=20),),
+        ),
+        compare=(
+            StageCompare(
+                _quality_compare,
+                "quality",
+                json_at=50,
+                shown_at=60,
+                markdown=_quality_md,
+                html=_quality_html,
+            ),
+        ),
     ),
     StageSpec(
         PROBE_SCORES,
@@ -304,6 +389,7 @@ STAGES: tuple[StageSpec, ...] = (
         "emotion",
         lambda cfg, samples: cfg.emotion.emotion_probe != "none" and bool(_probed_ids(samples)),
         _probe,
+        scores=_probe_part,
     ),
     StageSpec(
         CAPTIONS,
@@ -319,6 +405,12 @@ STAGES: tuple[StageSpec, ...] = (
         "caption",
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption_judge,
+        report=StageReport(
+            _caption_report,
+            blocks_at=40,
+            notes_at=60,
+            sections=(Section("captions", _SECTION + "captions:captions_markdown", at=60),),
+        ),
         backend_options=(
             (
                 "caption_judge",
@@ -337,6 +429,31 @@ STAGES: tuple[StageSpec, ...] = (
         "judge",
         lambda cfg, samples: gate.skip_reason(cfg) is None,
         _judge,
+        scores=_gate_part,
+        report=StageReport(
+            _gate_report,
+            blocks_at=30,
+            notes_at=30,
+            sections=(
+                Section(
+                    "judge",
+                    _SECTION + "relevance:relevance_markdown",
+                    when_present=True,
+                    whole=True,
+                    at=30,
+                ),
+            ),
+        ),
+        compare=(
+            StageCompare(
+                gate.relevance_rows,
+                "tables.relevance",
+                json_at=10,
+                shown_at=20,
+                markdown=gate.relevance_markdown,
+                html=gate.relevance_html,
+            ),
+        ),
         backend_options=(
             (
                 "judge",
@@ -364,6 +481,13 @@ def stage_spec(name: str) -> StageSpec:
         if spec.name == name:
             return spec
     raise KeyError(f"no stage {name!r}; the stages are {', '.join(s.name for s in STAGES)}")
+
+
+def report_sections() -> list[Section]:
+    """report.md's optional sections in the order of their places: the report's own
+    (:data:`stylebench.report.sections.SECTIONS`) and every stage's."""
+    own = [sec for spec in STAGES if spec.report for sec in spec.report.sections]
+    return in_place([*SECTIONS, *own])
 
 
 def with_inputs(names: Sequence[str]) -> set[str]:

@@ -13,7 +13,6 @@ records as the harness's.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from stylebench.config import RunConfig
@@ -21,22 +20,9 @@ from stylebench.executors.base import Executor
 from stylebench.pipeline.stage import run_stage
 from stylebench.pipeline.timings import Invocation, clocked
 from stylebench.records import Key, RespondRecord, RunRecords, Sample
+from stylebench.stages.outputs import Measured
 from stylebench.stages.registry import RESPOND, STAGES, StageInputs, with_inputs
 from stylebench.store import RunStore
-
-
-@dataclass
-class Measured:
-    """Every stage's current records for one run, by stage name, and what each stage did.
-
-    ``records`` holds ``"respond"`` and every stage of :data:`.registry.STAGES` (``{}`` for one
-    that did not run); ``info`` what a stage's backend described (``Built.info``); ``counts``
-    what each stage that ran did.
-    """
-
-    records: RunRecords
-    info: dict[str, dict[str, Any]] = field(default_factory=dict)
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def measure(

@@ -1,14 +1,17 @@
-"""The report's optional sections, in the order ``report.md`` shows them after the cell tables.
+"""The report's optional sections, shown by ``report.md`` after the cell tables in the order of
+their places (``at``).
 
-Each is one module with a Markdown renderer; :data:`SECTIONS` is the one list the renderer
-(:func:`stylebench.report.render_md.to_markdown`) walks. A section is shown when its block is in
-the report (``key``; ``None``: the section reads the whole report and decides itself), and its
-renderer gets that block (or, with ``whole``, the report). Adding a section is its module and one line here.
+Each is one module with a Markdown renderer. :data:`SECTIONS` are the report's own; a stage
+declares its own beside its records (``StageReport.sections`` in
+:mod:`stylebench.stages.registry`), and the renderer (:func:`stylebench.report.render_md.to_markdown`)
+is handed both, merged by place. A section is shown when its block is in the report (``key``;
+``None``: the section reads the whole report and decides itself), and its renderer gets that
+block (or, with ``whole``, the report).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +28,8 @@ class Section:
     when_present: bool = False
     #: its renderer reads the whole report, not only its block
     whole: bool = False
+    #: its place among the sections (smaller first; ties keep the order given)
+    at: int = 1000
 
     def markdown(self, report: Mapping[str, Any]) -> list[str]:
         import importlib
@@ -39,14 +44,17 @@ class Section:
 
 
 _S = "stylebench.report.sections."
-#: in the order they appear; ``timings`` last (``report --timings`` only, never in the files)
+#: the report's own sections (the stages' sit between them: quality at 20, the relevance gate at
+#: 30, captions at 60); ``timings`` last (``report --timings`` only, never in the files)
 SECTIONS: tuple[Section, ...] = (
-    Section(None, _S + "unscored:unscored_markdown"),  # why pairs have no score, if any
-    Section("quality", _S + "quality:quality_markdown"),  # DNSMOS per turn, change from turn 1
-    Section("judge", _S + "relevance:relevance_markdown", when_present=True, whole=True),  # gate
-    Section("human", _S + "human:human_markdown"),  # imported listening-test ratings
-    Section("emotion_scores", _S + "emotion:emotion_markdown"),  # which emotion scores are which
-    Section("captions", _S + "captions:captions_markdown"),  # the captioning probe
-    Section(None, _S + "notes:notes_markdown"),
-    Section("timings", _S + "timings:timings_markdown", when_present=True),
+    Section(None, _S + "unscored:unscored_markdown", at=10),  # why pairs have no score, if any
+    Section("human", _S + "human:human_markdown", at=40),  # imported listening-test ratings
+    Section("emotion_scores", _S + "emotion:emotion_markdown", at=50),  # which score is which
+    Section(None, _S + "notes:notes_markdown", at=90),
+    Section("timings", _S + "timings:timings_markdown", when_present=True, at=100),
 )
+
+
+def in_place(sections: Sequence[Section]) -> list[Section]:
+    """``sections`` in the order of their places (ties keep the order given)."""
+    return sorted(sections, key=lambda s: s.at)
