@@ -61,6 +61,11 @@ class MeasureConfig:
         "DNSMOS P.835 speech quality (SIG, BAK, OVRL) of every reply, a measured value beside the "
         "style scores (needs speechmos, the [voice] extra; left out with a note without it)",
     )
+    loudness: bool = option(
+        False,
+        "integrated loudness (ITU-R BS.1770-4, LUFS) of every reply, a perceptual cross-check of "
+        "the volume score shown beside it",
+    )
 
     def __post_init__(self) -> None:
         _check_choices(self)

@@ -225,6 +225,21 @@ class ProbeRecord:
 
 
 @dataclass(frozen=True)
+class LoudnessRecord:
+    """Integrated loudness of one reply, ITU-R BS.1770-4 (``stages.loudness``); ``lufs`` is None
+    when no 400 ms block is above -70 LUFS."""
+
+    sample_id: str
+    turn: int
+    status: Status
+    fp: str
+    lufs: float | None = None
+    error: str = ""
+    stage: str = "loudness"
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
+
+
+@dataclass(frozen=True)
 class CaptionRecord:
     """A speaking-style caption of one reply (``stages.caption``); ``prompt`` names its file."""
 
@@ -283,6 +298,7 @@ JUDGEMENTS = RecordKind("judge", JudgeRecord)
 PROBE_SCORES = RecordKind("probe", ProbeRecord)
 CAPTIONS = RecordKind("caption", CaptionRecord)
 CAPTION_VERDICTS = RecordKind("caption_judge", CaptionVerdictRecord)
+LOUDNESS = RecordKind("loudness", LoudnessRecord)
 #: every stage's records, in the order the stages run
 RECORD_KINDS: tuple[RecordKind[Any], ...] = (
     RESPONSES,
@@ -292,6 +308,7 @@ RECORD_KINDS: tuple[RecordKind[Any], ...] = (
     PROBE_SCORES,
     CAPTIONS,
     CAPTION_VERDICTS,
+    LOUDNESS,
 )
 RECORD_TYPES: dict[str, type] = {k.name: k.type for k in RECORD_KINDS}
 

@@ -15,7 +15,15 @@ from stylebench.stages.runner import measure
 
 def test_specs_name_record_types_and_read_only_earlier_stages():
     names = [s.name for s in STAGES]
-    assert names == ["transcribe", "features", "probe", "caption", "caption_judge", "judge"]
+    assert names == [
+        "transcribe",
+        "features",
+        "probe",
+        "caption",
+        "caption_judge",
+        "loudness",
+        "judge",
+    ]
     assert set(names) | {RESPOND} == set(RECORD_TYPES)
     cfg = make_config()
     for i, spec in enumerate(STAGES):
@@ -34,6 +42,7 @@ def test_when_each_stage_runs():
 
     assert running() == ["transcribe", "features", "judge"]
     assert running(asr="none", judge="none") == ["features"]
+    assert running(asr="none", judge="none", loudness=True) == ["features", "loudness"]
     assert running(captioner="features") == [
         "transcribe",
         "features",

@@ -31,6 +31,7 @@ from stylebench.records import (
     CAPTIONS,
     FEATURES,
     JUDGEMENTS,
+    LOUDNESS,
     PROBE_SCORES,
     RESPONSES,
     TRANSCRIPTS,
@@ -348,6 +349,38 @@ def _quality_html(value: Any) -> list[str]:
     return quality_compare_html(value)
 
 
+def _loudness(ctx: StageInputs) -> Built:
+    from stylebench.stages.loudness import LoudnessStage
+
+    return Built(LoudnessStage(ctx.store, ctx.records.of(RESPONSES)))
+
+
+def _loudness_report(scored: ScoredView) -> ReportPart:
+    from stylebench.stages.loudness import loudness_report_part
+
+    return loudness_report_part(scored)
+
+
+def _loudness_compare(
+    runs: Sequence[LabelledRun], shared: frozenset[str], boot: Mapping[str, Any]
+) -> Any:
+    from stylebench.stages.loudness import loudness_compare
+
+    return loudness_compare(runs, shared, boot)
+
+
+def _loudness_md(value: Any) -> list[str]:
+    from stylebench.stages.loudness import loudness_compare_markdown
+
+    return loudness_compare_markdown(value)
+
+
+def _loudness_html(value: Any) -> list[str]:
+    from stylebench.stages.loudness import loudness_compare_html
+
+    return loudness_compare_html(value)
+
+
 _SECTION = "stylebench.report.sections."
 
 #: the stages after respond, in the order they run
@@ -420,6 +453,28 @@ STAGES: tuple[StageSpec, ...] = (
                     "caption_judge_args",
                     "caption_judge_prompt",
                 ),
+            ),
+        ),
+    ),
+    StageSpec(
+        LOUDNESS,
+        (RESPONSES,),
+        "measure",
+        lambda cfg, samples: cfg.measure.loudness,
+        _loudness,
+        report=StageReport(
+            _loudness_report,
+            blocks_at=75,
+            sections=(Section("loudness", "stylebench.stages.loudness:loudness_markdown", at=25),),
+        ),
+        compare=(
+            StageCompare(
+                _loudness_compare,
+                "loudness",
+                json_at=55,
+                shown_at=65,
+                markdown=_loudness_md,
+                html=_loudness_html,
             ),
         ),
     ),
