@@ -48,6 +48,7 @@ def test_the_gates_leave_out_silence_and_a_part_20_lu_down():
     sr = 16000
     loud = _tone(-20.0, 4.0, sr)
     alone = integrated_loudness(loud, sr)
+
     def padded(seconds):
         return np.concatenate([np.zeros(seconds * sr), loud, np.zeros(seconds * sr)])
 
