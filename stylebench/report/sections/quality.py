@@ -1,6 +1,6 @@
 """The "Speech quality" section: DNSMOS SIG/BAK/OVRL per turn, and the change from turn 1.
 
-Reads the ``quality`` block :func:`stylebench.commands.reporting.quality_report_block` put into
+Reads the ``quality`` block :func:`stylebench.stages.features.quality_report_part` put into
 the report (:func:`stylebench.scoring.quality.quality_block`); shared with ``stylebench compare``
 (:func:`quality_rows`, :func:`change_cell`).
 """
