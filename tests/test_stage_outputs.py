@@ -153,3 +153,22 @@ def test_the_stages_tables_keep_their_places(runs):
     md = render_md(res)
     order = ["## Leaderboard", "(Table 2)", "(Table 4)", "## Turn-3", "## Cells"]
     assert [md.index(h) for h in order] == sorted(md.index(h) for h in order)
+
+
+def test_every_hook_a_stage_names_resolves():
+    # hooks named as "module:function" import on first use: each must exist, or a report fails
+    # only when that stage's part is first built
+    import importlib
+
+    named = []
+    for spec in registry.STAGES:
+        hooks = [spec.scores]
+        if spec.report:
+            hooks.append(spec.report.build)
+        for part in spec.compare:
+            hooks += [part.build, part.markdown, part.html]
+        named += [h.__name__ for h in hooks if h is not None and ":" in h.__name__]
+    assert len(named) >= 10
+    for target in named:
+        module, _, name = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), name)), target

@@ -180,6 +180,8 @@ def with_stage_tables(
     for spec in STAGES:
         for part in spec.compare:
             value = part.build(runs, shared, boot)
+            if value is None:  # nothing to show (no run measured it): no key either
+                continue
             parent, _, name = part.key.rpartition(".")
             (tables if parent == "tables" else top).append((part.json_at, (name, value)))
     top.append((COMPARE_JSON_AT["tables"], ("tables", dict(placed(tables)))))

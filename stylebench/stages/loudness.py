@@ -177,9 +177,9 @@ def loudness_markdown(block: Mapping[str, Any]) -> list[str]:
 
 def loudness_compare(
     runs: Sequence[LabelledRun], shared: frozenset[str], boot: Mapping[str, Any]
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Any]] | None:
     """Per model that measured loudness, over the shared samples: mean LUFS per turn and the
-    volume score's agreement with it."""
+    volume score's agreement with it; None (no table) when no run measured it."""
     rows = []
     for r in runs:
         if not r.scored.cfg.measure.loudness:
@@ -195,7 +195,7 @@ def loudness_compare(
                 "volume_agreement": volume_agreement(r.scored, ids),
             }
         )
-    return rows
+    return rows or None
 
 
 def loudness_compare_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:

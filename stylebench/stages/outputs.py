@@ -134,7 +134,8 @@ class StageReport:
 class StageCompare:
     """A stage's table in a comparison: built from the runs, shown in each output."""
 
-    #: ``(runs, shared sample ids, bootstrap settings) -> JSON-ready value``
+    #: ``(runs, shared sample ids, bootstrap settings) -> JSON-ready value``; ``None``: the
+    #: comparison has no such key (nothing to show)
     build: Callable[[Sequence[LabelledRun], frozenset[str], Mapping[str, Any]], Any]
     #: where it goes in ``compare.json``: a top-level key, or ``tables.<name>``
     key: str

@@ -43,10 +43,7 @@ from stylebench.report.sections import SECTIONS, Section, in_place
 from stylebench.stages import gate
 from stylebench.stages.measure import FeatureConfig
 from stylebench.stages.outputs import (
-    LabelledRun,
-    ReportPart,
     ScoredPart,
-    ScoredView,
     ScoreInputs,
     StageCompare,
     StageReport,
@@ -303,82 +300,24 @@ def _judge(ctx: StageInputs) -> Built:
 # what the stages add after they ran (each imports its module on use, as the builders do)
 
 
-def _gate_part(inputs: ScoreInputs) -> ScoredPart:
-    return gate.gate_part(inputs)
+def _on_use(target: str) -> Callable[..., Any]:
+    """The function ``module:name``, imported on its first call (a stage's module loads only when
+    one of its hooks is used)."""
+    module, _, name = target.partition(":")
 
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import importlib
 
-def _gate_report(scored: ScoredView) -> ReportPart:
-    return gate.gate_report_part(scored)
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
-
-def _probe_part(inputs: ScoreInputs) -> ScoredPart:
-    from stylebench.stages.probe import probe_part
-
-    return probe_part(inputs)
-
-
-def _caption_report(scored: ScoredView) -> ReportPart:
-    from stylebench.stages.caption import caption_report_part
-
-    return caption_report_part(scored)
-
-
-def _quality_report(scored: ScoredView) -> ReportPart:
-    from stylebench.stages.features import quality_report_part
-
-    return quality_report_part(scored)
-
-
-def _quality_compare(
-    runs: Sequence[LabelledRun], shared: frozenset[str], boot: Mapping[str, Any]
-) -> Any:
-    from stylebench.stages.features import quality_compare
-
-    return quality_compare(runs, shared, boot)
-
-
-def _quality_md(value: Any) -> list[str]:
-    from stylebench.stages.features import quality_compare_markdown
-
-    return quality_compare_markdown(value)
-
-
-def _quality_html(value: Any) -> list[str]:
-    from stylebench.stages.features import quality_compare_html
-
-    return quality_compare_html(value)
+    call.__qualname__ = call.__name__ = target
+    return call
 
 
 def _loudness(ctx: StageInputs) -> Built:
     from stylebench.stages.loudness import LoudnessStage
 
     return Built(LoudnessStage(ctx.store, ctx.records.of(RESPONSES)))
-
-
-def _loudness_report(scored: ScoredView) -> ReportPart:
-    from stylebench.stages.loudness import loudness_report_part
-
-    return loudness_report_part(scored)
-
-
-def _loudness_compare(
-    runs: Sequence[LabelledRun], shared: frozenset[str], boot: Mapping[str, Any]
-) -> Any:
-    from stylebench.stages.loudness import loudness_compare
-
-    return loudness_compare(runs, shared, boot)
-
-
-def _loudness_md(value: Any) -> list[str]:
-    from stylebench.stages.loudness import loudness_compare_markdown
-
-    return loudness_compare_markdown(value)
-
-
-def _loudness_html(value: Any) -> list[str]:
-    from stylebench.stages.loudness import loudness_compare_html
-
-    return loudness_compare_html(value)
 
 
 _SECTION = "stylebench.report.sections."
@@ -401,18 +340,18 @@ STAGES: tuple[StageSpec, ...] = (
         _features,
         on_executor=True,
         report=StageReport(
-            _quality_report,
+            _on_use("stylebench.stages.features:quality_report_part"),
             blocks_at=70,
             sections=(Section("quality", _SECTION + "quality:quality_markdown", at=20),),
         ),
         compare=(
             StageCompare(
-                _quality_compare,
+                _on_use("stylebench.stages.features:quality_compare"),
                 "quality",
                 json_at=50,
                 shown_at=60,
-                markdown=_quality_md,
-                html=_quality_html,
+                markdown=_on_use("stylebench.stages.features:quality_compare_markdown"),
+                html=_on_use("stylebench.stages.features:quality_compare_html"),
             ),
         ),
     ),
@@ -422,7 +361,7 @@ STAGES: tuple[StageSpec, ...] = (
         "emotion",
         lambda cfg, samples: cfg.emotion.emotion_probe != "none" and bool(_probed_ids(samples)),
         _probe,
-        scores=_probe_part,
+        scores=_on_use("stylebench.stages.probe:probe_part"),
     ),
     StageSpec(
         CAPTIONS,
@@ -439,7 +378,7 @@ STAGES: tuple[StageSpec, ...] = (
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption_judge,
         report=StageReport(
-            _caption_report,
+            _on_use("stylebench.stages.caption:caption_report_part"),
             blocks_at=40,
             notes_at=60,
             sections=(Section("captions", _SECTION + "captions:captions_markdown", at=60),),
@@ -463,18 +402,18 @@ STAGES: tuple[StageSpec, ...] = (
         lambda cfg, samples: cfg.measure.loudness,
         _loudness,
         report=StageReport(
-            _loudness_report,
+            _on_use("stylebench.stages.loudness:loudness_report_part"),
             blocks_at=75,
             sections=(Section("loudness", "stylebench.stages.loudness:loudness_markdown", at=25),),
         ),
         compare=(
             StageCompare(
-                _loudness_compare,
+                _on_use("stylebench.stages.loudness:loudness_compare"),
                 "loudness",
                 json_at=55,
                 shown_at=65,
-                markdown=_loudness_md,
-                html=_loudness_html,
+                markdown=_on_use("stylebench.stages.loudness:loudness_compare_markdown"),
+                html=_on_use("stylebench.stages.loudness:loudness_compare_html"),
             ),
         ),
     ),
@@ -484,9 +423,9 @@ STAGES: tuple[StageSpec, ...] = (
         "judge",
         lambda cfg, samples: gate.skip_reason(cfg) is None,
         _judge,
-        scores=_gate_part,
+        scores=gate.gate_part,
         report=StageReport(
-            _gate_report,
+            gate.gate_report_part,
             blocks_at=30,
             notes_at=30,
             sections=(
