@@ -20,7 +20,7 @@ CTX = ScoreContext()
 
 
 def values_of(dim: str, f: FeatureRecord, **ctx) -> dict:
-    return dimension(dim).turn_values(None, {1: f}, ScoreContext(**ctx))[0]
+    return dimension(dim).turn_values(None, {1: f}, ScoreContext.of(**ctx))[0]
 
 
 def test_value_keys():
@@ -258,9 +258,24 @@ def test_auto_switches_to_text_when_an_asr_side_test_doubts_the_transcript():
 
 def test_score_context_defaults_are_the_config_defaults():
     from stylebench.config import make_config
+    from stylebench.metrics.dims.base import setting_defaults
+    from stylebench.pipeline.score_config import score_context
 
     m = make_config().measure
-    assert ScoreContext() == ScoreContext(m.pitch_stat, m.speed_source, m.transcript_max_error)
+    defaults = setting_defaults()
+    assert set(defaults) == {"pitch_stat", "speed_source", "transcript_max_error"}
+    assert defaults == {name: getattr(m, name) for name in defaults}
+    assert all(ScoreContext().get(n) == score_context(make_config()).get(n) for n in defaults)
+    assert score_context(make_config(pitch_stat="median")).get("pitch_stat") == "median"
+
+
+def test_score_context_carries_settings_by_name_and_refuses_unknown_ones():
+    ctx = ScoreContext.of(pitch_stat="mean")
+    assert ctx.get("pitch_stat") == "mean" and ctx.get("speed_source") == "auto"
+    with pytest.raises(ValueError, match="no dimension has the setting"):
+        ScoreContext.of(pitch_sat="mean")
+    with pytest.raises(KeyError):
+        ScoreContext().get("pitch_sat")
 
 
 def _glide(sr: int = 16000, seconds: float = 2.0, lo_st: float = -3.0, hi_st: float = 3.0):

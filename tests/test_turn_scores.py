@@ -49,7 +49,7 @@ def test_values_flags_and_errors_per_turn():
         "features: not computed"
     )
     assert (
-        collect_turn_scores([s], replies, features, ScoreContext(pitch_stat="mean"))[0].value
+        collect_turn_scores([s], replies, features, ScoreContext.of(pitch_stat="mean"))[0].value
         == 190.0
     )
 
@@ -66,7 +66,7 @@ def test_speed_source_flags_every_turn_of_the_sample():
     got = collect_turn_scores([s], replies, features, ScoreContext())
     assert [t.value for t in got] == [181.0, 182.0, 183.0]
     assert all(t.flags == ("speed_from_text",) for t in got)
-    asr = collect_turn_scores([s], replies, features, ScoreContext(speed_source="asr"))
+    asr = collect_turn_scores([s], replies, features, ScoreContext.of(speed_source="asr"))
     # an explicit asr source never switches estimator: the unfaithful turn is unscored instead
     assert [t.value for t in asr] == [201.0, None, 203.0] and all(t.flags == () for t in asr)
     assert asr[1].error.startswith("unscored: doubtful transcript")
@@ -108,9 +108,14 @@ def test_an_upstream_error_is_cut_to_its_first_line_of_300_characters():
 
 
 def test_the_report_says_the_nuclei_rate_is_not_the_papers_speed_score() -> None:
-    from stylebench.commands.reporting import speed_source_note
-    from stylebench.config import make_config
+    from stylebench.metrics.dims.base import dimension
 
-    note = speed_source_note(make_config(speed_source="nuclei"), {"a", "b"}, [])
+    speed = dimension("speed")
+    from stylebench.scoring.cells import TurnScore
+
+    turns = [TurnScore(s, "speed", "intensify", "en", 1, 100.0) for s in ("a", "b")]
+    (note,) = speed.run_notes(ScoreContext.of(speed_source="nuclei"), turns)
     assert "NOT the paper's syllable rate" in note and "2 samples" in note
-    assert "NOT" not in speed_source_note(make_config(speed_source="asr"), {"a"}, [])
+    (note,) = speed.run_notes(ScoreContext.of(speed_source="asr"), turns[:1])
+    assert "NOT" not in note and "1 samples" in note
+    assert speed.run_notes(ScoreContext(), []) == []

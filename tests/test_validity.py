@@ -48,7 +48,7 @@ def measure(wave: np.ndarray, text: str | None = None) -> tuple[dict, list[str]]
 
 def scores(values: dict, flags: list[str]) -> dict[str, float | str]:
     f = {1: FeatureRecord("s", 1, "ok", "fp", values=values, flags=flags)}
-    ctx = ScoreContext(speed_source="asr")
+    ctx = ScoreContext.of(speed_source="asr")
     return {d: dimension(d).turn_values(None, f, ctx)[0][1] for d in ("pitch", "volume", "speed")}
 
 
@@ -171,7 +171,7 @@ def test_same_words_with_a_changed_syllable_count_are_unscored_for_speed():
         1: FeatureRecord("s", 1, "ok", "f", values={"spm": 200.0, "syllables": 20.0}),
         2: FeatureRecord("s", 2, "ok", "f", values={"spm": 170.0, "syllables": 17.0, **same}),
     }
-    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext(speed_source="asr"))
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source="asr"))
     assert all(v.endswith("(asr_count_changed_on_same_words)") for v in vals.values())
     # other words (a paraphrase: high cost), or a one-syllable difference: scored
     feats[2].values["dtw_cost_prev"] = 2.4
@@ -182,7 +182,7 @@ def test_same_words_with_a_changed_syllable_count_are_unscored_for_speed():
     # fakes +6.25%, past the 5% threshold on its own: however few syllables, unscored
     feats[1].values.update(syllables=16.0)
     feats[2].values.update(syllables=17.0)
-    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext(speed_source="asr"))
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source="asr"))
     assert all(v.endswith("(asr_count_changed_on_same_words)") for v in vals.values())
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -44,29 +45,101 @@ F0_BLOCKING: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class ReplyFrames:
-    """What the features stage hands :meth:`Dimension.reply_values` for one reply.
+    """What the features stage hands :meth:`Dimension.reply_values` for one reply, once the
+    sample's speech span is chosen and the reply's transcript read.
 
     Attributes:
-        agreed_f0: pyworld F0 (Hz, 5 ms frames) on the frames Praat confirms within 2 st, run
-            edges trimmed, 0 elsewhere: the pitch score's frames
-            (:func:`stylebench.metrics.pitch.agreed_frames`).
-        frame_ms: the frame period of ``agreed_f0``.
+        wave: the reply at the analysis rate (mono float32).
+        sr: its sample rate.
+        tracks: F0 (Hz, 0 = unvoiced) of pyworld dio + stonemask, Praat and SwiftF0 on one frame
+            grid (:mod:`stylebench.metrics.pitch`).
+        level_track: each frame's level in dB on that grid (the weights of the pitch score).
+        frame_ms: the frame period of the tracks.
+        measured: the values measured for every dimension before any dimension's own: the speech
+            span (``span_s``, ``active_s``), its nuclei count and rate, the transcript's
+            syllables (:mod:`stylebench.stages.measure`).
+        transcript: the reply's transcript record when the ASR read it (``status == "ok"``),
+            else ``None``.
     """
 
-    agreed_f0: np.ndarray
+    wave: np.ndarray
+    sr: int
+    tracks: tuple[np.ndarray, np.ndarray, np.ndarray]
+    level_track: np.ndarray
     frame_ms: float = 5.0
+    measured: Mapping[str, float] = field(default_factory=dict)
+    transcript: Any = None
+
+    @cached_property
+    def voted(self) -> np.ndarray:
+        """Frames that at least two of the three trackers call voiced."""
+        from stylebench.metrics import pitch
+
+        return pitch.voted_voiced(list(self.tracks))
+
+    @cached_property
+    def majority_f0(self) -> np.ndarray:
+        """Per frame, the median F0 of the trackers that agree within 2 st (0 elsewhere)."""
+        from stylebench.metrics import pitch
+
+        return pitch.majority_f0(list(self.tracks))
+
+    @cached_property
+    def scored_f0(self) -> np.ndarray:
+        """:attr:`majority_f0` with run edges trimmed and subharmonic frames dropped."""
+        from stylebench.metrics import pitch
+
+        return pitch.drop_subharmonics(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
+
+    @cached_property
+    def agreed_f0(self) -> np.ndarray | None:
+        """The frames every F0-based score reads (:attr:`scored_f0`), or ``None`` when they
+        cannot score: fewer than :data:`stylebench.metrics.pitch.MIN_VOICED_FRAMES` voted voiced
+        frames, or too few agreed frames for F0 statistics (the pitch dimension says why)."""
+        from stylebench.metrics import pitch
+
+        if int(self.voted.sum()) < pitch.MIN_VOICED_FRAMES:
+            return None
+        try:
+            pitch.f0_stats(self.scored_f0)
+            pitch.speaker_f0_range([self.scored_f0])
+        except ValueError:
+            return None
+        return self.scored_f0
 
 
 @dataclass(frozen=True)
 class ScoreContext:
-    """The settings a dimension's per-reply score depends on (from the run config)."""
+    """The run settings per-reply scores depend on: each dimension's own settings (the
+    :class:`stylebench.config.MeasureConfig` fields its :attr:`Dimension.settings` names, unset
+    ones at the dimension's default) and the quality gate every dimension obeys."""
 
-    pitch_stat: str = "weighted_mean"
-    speed_source: str = "auto"
-    transcript_max_error: float = 0.3
+    #: ``(name, value)`` of the dimensions' settings the run set
+    settings: tuple[tuple[str, Any], ...] = ()
     #: ``--min-quality``: a reply whose DNSMOS OVRL is under it has no score on any dimension
     #: (:func:`quality_gate`); ``None``, the default, is no gate
     min_quality: float | None = None
+
+    @classmethod
+    def of(cls, min_quality: float | None = None, **settings: Any) -> ScoreContext:
+        """A context with these settings (each must be some dimension's; ``ValueError`` if not)."""
+        known = setting_defaults()
+        unknown = sorted(set(settings) - set(known))
+        if unknown:
+            raise ValueError(f"no dimension has the setting(s) {unknown}; known: {sorted(known)}")
+        return cls(tuple(sorted(settings.items())), min_quality)
+
+    def get(self, name: str) -> Any:
+        """The value of setting ``name``: the run's, else its dimension's default."""
+        for key, value in self.settings:
+            if key == name:
+                return value
+        return setting_defaults()[name]
+
+
+def setting_defaults() -> dict[str, Any]:
+    """Every dimension's settings with their defaults (:attr:`Dimension.settings`)."""
+    return {name: v for d in all_dims() for name, v in d.settings.items()}
 
 
 class Dimension(ABC):
@@ -134,6 +207,14 @@ class Dimension(ABC):
     rated_by_humans: ClassVar[bool] = False
     #: why ``stylebench pairs`` cannot score it from two files (said when a table names it)
     files_note: ClassVar[str] = ""
+    #: the run settings its per-reply score reads (:class:`stylebench.config.MeasureConfig`
+    #: fields, the same names) and their defaults; :class:`ScoreContext` carries them
+    settings: ClassVar[Mapping[str, Any]] = {}
+
+    def run_notes(self, ctx: ScoreContext, turn_scores: Sequence[Any]) -> list[str]:
+        """The report's notes on how this run scored this dimension: ``turn_scores`` are its
+        turns' scores in the run (``sample_id``, ``flags``, ``error``); none by default."""
+        return []
 
     def calibration_notes(self, model: str) -> list[str]:
         """The report's notes on what calibration model ``model`` means on this dimension (for
@@ -172,9 +253,11 @@ class Dimension(ABC):
         raise NotImplementedError(f"{self.name}: its step is a synthesiser knob")
 
     def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
-        """Feature values this dimension measures itself on a reply (its module's ``SPEC``
-        declares them) and flags (``no_<value>: why``); the features stage calls it once per
-        reply. Most dimensions read values other metrics measure, and add none."""
+        """Feature values this dimension measures on a reply, and flags (``no_<value>: why``):
+        the features stage calls every dimension's once per reply and keeps what they return
+        (the values its :meth:`turn_values` reads, with what the validity rules read of them).
+        A dimension whose score is not measured from the reply's audio (emotion's ratings) adds
+        only what it uses beside them."""
         return {}, []
 
     def question(self, emotion: str = "") -> tuple[str, str]:

@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from stylebench.errors import BadValue
-from stylebench.metrics.dims.base import F0_BLOCKING, Dimension, ScoreContext, TurnValues
+from stylebench.metrics.dims.base import (
+    F0_BLOCKING,
+    Dimension,
+    ReplyFrames,
+    ScoreContext,
+    TurnValues,
+)
 from stylebench.records import EMOTIONS
 
 #: the index is made of pitch, level and rate: a reply blocked for any of them has no index
@@ -113,6 +119,16 @@ class Emotion(Dimension):
             f"Which turn sounds more {emotion}?",
             f"How {emotion} does it sound: 1 = not at all, 5 = extremely",
         )
+
+    def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
+        """The F0 spread the prosodic index reads (``f0_std_st``, semitones of F0 SD over the
+        pitch score's frames; :data:`stylebench.metrics.prosody.SPEC`); the other cues are the
+        pitch, volume and nuclei values measured for their own dimensions."""
+        from stylebench.metrics.prosody import f0_spread_st
+
+        if frames.agreed_f0 is None:  # the pitch dimension's no_f0 flag says why
+            return {}, []
+        return {"f0_std_st": f0_spread_st(frames.agreed_f0)}, []
 
     def extractor(self, cfg: Any) -> str:
         ec = cfg.emotion

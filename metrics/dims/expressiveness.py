@@ -167,6 +167,8 @@ class Expressiveness(Dimension):
         return scale_f0_range(wave, sr, amount)
 
     def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
+        if frames.agreed_f0 is None:  # the pitch dimension's no_f0 flag says why
+            return {}, []
         try:
             return {"f0_range_st": f0_range_st(frames.agreed_f0)}, []
         except ValueError as exc:

@@ -1,5 +1,15 @@
 """Pitch: mean F0 over voiced frames (pyworld dio + stonemask, FastSpeech2 recipe), in Hz;
-change in semitones ``12*log2(b/a)``."""
+change in semitones ``12*log2(b/a)``.
+
+What a reply's pitch is measured from (:meth:`Pitch.reply_values`): three trackers (pyworld dio +
+stonemask, Praat autocorrelation, SwiftF0) on one 5 ms grid vote frame by frame
+(:func:`stylebench.metrics.pitch.majority_f0`): a frame counts when at least two agree within 2
+semitones, with the median of those two or three as its F0, run edges trimmed. The score
+``f0_mean_weighted`` is the mean over those frames, each weighted by its amplitude;
+``f0_mean_agreed`` is their plain mean, and pyworld's own plain mean (``f0_mean``, FastSpeech2's
+definition) stays beside both. The octave guard is the reply's own: the median of its agreed
+frames +-0.75 octave, so a true change of any size between turns is never clipped.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +17,25 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
 from stylebench.metrics.dims.base import (
     F0_BLOCKING,
     Dimension,
+    ReplyFrames,
     ScoreContext,
     TurnValues,
     value_or_reason,
 )
+
+#: f0_extractors_disagree (blocks pitch): of the frames two of the three F0 trackers call voiced,
+#: fewer than this share have two trackers within 2 st of each other (clean real speech: 0.96 at
+#: the least on the corpus, 0.945 on 182 held-out VStyle replies; the two-tracker rule this
+#: replaced needed 0.25 because pyworld's subharmonics alone halved its share)
+F0_MIN_AGREEMENT = 0.5
+#: f0_octave_suspect (informational): more than this share of pyworld's voiced frames lie an
+#: octave from the voted F0 (pyworld alone made octave errors there)
+OCTAVE_SUSPECT_SHARE = 0.10
 
 #: --pitch-stat -> the feature value that is the score
 STAT_KEYS = {
@@ -55,6 +77,7 @@ class Pitch(Dimension):
     caption_zh: ClassVar[tuple[str, str, str]] = ("音高", "高", "低")
     order: ClassVar[int] = 0
     caption_prompt: ClassVar[str] = "pitch (how high or low the voice is)"
+    settings: ClassVar[Mapping[str, Any]] = {"pitch_stat": "weighted_mean"}
 
     def extractor(self, cfg: Any) -> str:
         return f"F0 on 5 ms frames (pyworld dio+stonemask, Praat, SwiftF0), {STAT_WORDS[cfg.measure.pitch_stat]}"
@@ -65,7 +88,70 @@ class Pitch(Dimension):
     def turn_values(
         self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
-        key = STAT_KEYS[ctx.pitch_stat]
+        key = STAT_KEYS[ctx.get("pitch_stat")]
         return {
             k: value_or_reason(f.values, f.flags, key, self.blocking) for k, f in features.items()
         }, ()
+
+    def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
+        """The reply's F0 statistics (the module text) and its pitch flags."""
+        from stylebench.metrics import pitch
+
+        track, praat, swift = frames.tracks
+        frame_s = frames.frame_ms / 1000.0
+        active_s = frames.measured.get("active_s", 0)
+        span_s = frames.measured.get("span_s", 0)
+        values: dict[str, float] = {}
+        flags: list[str] = []
+        raw: pitch.F0Stats | None = None
+        try:
+            raw = pitch.f0_stats(track)
+            values.update(
+                f0_mean=raw.mean_hz, f0_median=raw.median_hz, f0_voiced_ratio=raw.voiced_ratio
+            )
+        except ValueError:
+            pass
+        for key, other, name in (
+            ("praat_f0_mean", praat, "praat"),
+            ("swift_f0_mean", swift, "swift"),
+        ):
+            try:
+                values[key] = pitch.f0_stats(other, extractor=name).mean_hz
+            except ValueError:
+                flags.append(f"{name}_unvoiced")
+        n_voted = int(frames.voted.sum())
+        if active_s > 0:
+            values["f0_voiced_share"] = min(1.0, n_voted * frame_s / active_s)
+        if n_voted < pitch.MIN_VOICED_FRAMES:
+            flags.append(f"no_f0: {n_voted} frames voiced by two of the three F0 trackers")
+            return values, flags
+        values["f0_agreement"] = float(np.sum(frames.majority_f0 > 0) / n_voted)
+        if raw is not None:
+            values["f0_octave_share"] = pitch.octave_share(track, frames.majority_f0)
+            if values["f0_octave_share"] > OCTAVE_SUSPECT_SHARE:
+                flags.append("f0_octave_suspect")
+        if values["f0_agreement"] < F0_MIN_AGREEMENT:
+            flags.append("f0_extractors_disagree")
+        agreed = frames.scored_f0
+        try:
+            both = pitch.f0_stats(agreed, extractor="majority of pyworld, praat, swift")
+            lo, hi = pitch.speaker_f0_range([agreed])
+        except ValueError as exc:
+            flags.append(f"no_f0: the trackers agree on too few frames ({exc})")
+            if raw is not None:
+                values["f0_mean_guarded"] = raw.mean_hz
+            return values, flags
+        weighted = pitch.weighted_mean_f0(agreed, frames.level_track)
+        values.update(
+            f0_mean_agreed=both.mean_hz, f0_mean_weighted=weighted, f0_median_agreed=both.median_hz
+        )
+        if raw is not None:
+            values["f0_pyworld_gap_st"] = 12.0 * float(np.log2(raw.mean_hz / weighted))
+        if span_s > 0:
+            values["f0_voiced_span_share"] = min(1.0, both.voiced_frames * frame_s / span_s)
+        values.update(f0_range_lo=lo, f0_range_hi=hi)
+        try:
+            values["f0_mean_guarded"] = pitch.f0_stats(track, f0_range=(lo, hi)).mean_hz
+        except ValueError as exc:  # pyworld's frames all outside the agreed range
+            flags.append(f"no_f0_guarded: {exc}")
+        return values, flags

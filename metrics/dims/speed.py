@@ -7,10 +7,16 @@ serves all three of its turns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, value_or_reason
+from stylebench.metrics.dims.base import (
+    Dimension,
+    ReplyFrames,
+    ScoreContext,
+    TurnValues,
+    value_or_reason,
+)
 
 SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 
@@ -160,6 +166,7 @@ class Speed(Dimension):
     caption_zh: ClassVar[tuple[str, str, str]] = ("语速", "快", "慢")
     order: ClassVar[int] = 2
     caption_prompt: ClassVar[str] = "speaking rate (pace)"
+    settings: ClassVar[Mapping[str, Any]] = {"speed_source": "auto", "transcript_max_error": 0.3}
 
     def extractor(self, cfg: Any) -> str:
         return (
@@ -172,6 +179,51 @@ class Speed(Dimension):
             )
         )
 
+    def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
+        """The transcript rate (``spm``: the transcript's syllables per minute of the speech
+        span; the paper's score), the same syllables over the first-to-last word span
+        (``spm_words``) and, a diagnostic, its ratio to the syllable-nuclei rate. None without
+        syllables or a speech span (the transcript's and the VAD's flags say why)."""
+        from stylebench.metrics import rate
+
+        syl, span = frames.measured.get("syllables", 0.0), frames.measured.get("span_s")
+        if syl <= 0 or span is None:
+            return {}, []
+        values = {"spm": rate.syllables_per_minute(int(syl), span)}
+        words = frames.transcript.words if frames.transcript is not None else ()
+        if words:
+            w_span = words[-1][2] - words[0][1]
+            if w_span > 0:
+                values["spm_words"] = rate.syllables_per_minute(int(syl), w_span)
+        if frames.measured.get("nuclei_spm", 0) > 0:  # the nuclei rate does not follow tempo
+            values["spm_nuclei_ratio"] = values["spm"] / frames.measured["nuclei_spm"]
+        return values, []
+
+    def run_notes(self, ctx: ScoreContext, turn_scores: Sequence[Any]) -> list[str]:
+        """Which rate estimate scored how many samples, and why."""
+        ids = {t.sample_id for t in turn_scores}
+        source = ctx.get("speed_source")
+        if not ids:
+            return []
+        if source == "nuclei":
+            return [
+                f"speed source: nuclei for all {len(ids)} samples (--speed-source nuclei): an "
+                "ASR-free count of loudness peaks, NOT the paper's syllable rate; on real speech it "
+                "followed a x1.25 tempo change only about halfway (docs/metrics.md), so read these "
+                "speed cells as a diagnostic"
+            ]
+        if source != "auto":
+            return [f"speed source: {source} for all {len(ids)} samples (--speed-source)"]
+        by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
+        mismatch = {t.sample_id for t in turn_scores if t.error and "asr_text_mismatch" in t.error}
+        return [
+            f"speed source (auto): {len(ids - by_text)} samples from the ASR transcript, "
+            f"{len(by_text)} from the model's text channel because an ASR-side test doubted a "
+            f"turn's transcript (flagged or missing); {len(mismatch)} samples with a turn unscored "
+            f"because its transcript and text channel disagree (WER/CER > "
+            f"{ctx.get('transcript_max_error'):g})"
+        ]
+
     def change(self, a: float, b: float) -> float:
         return 100.0 * (b / a - 1.0)
 
@@ -180,7 +232,9 @@ class Speed(Dimension):
     ) -> tuple[TurnValues, tuple[str, ...]]:
         from stylebench.metrics.validity import REASONS
 
-        key, extra, doubtful = speed_key(features, ctx.speed_source, ctx.transcript_max_error)
+        key, extra, doubtful = speed_key(
+            features, ctx.get("speed_source"), ctx.get("transcript_max_error")
+        )
         values: TurnValues = {}
         for k, f in features.items():
             values[k] = value_or_reason(f.values, f.flags, key, self.blocking)

@@ -8,7 +8,13 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from stylebench.metrics.dims.base import Dimension, ScoreContext, TurnValues, value_or_reason
+from stylebench.metrics.dims.base import (
+    Dimension,
+    ReplyFrames,
+    ScoreContext,
+    TurnValues,
+    value_or_reason,
+)
 
 
 class Volume(Dimension):
@@ -37,6 +43,20 @@ class Volume(Dimension):
             f"mean frame power (a relative gate; speech must be found by the {cfg.measure.vad} VAD)"
             ", linear amplitude; the RMS inside the VAD's segments and the whole file's beside it"
         )
+
+    def reply_values(self, frames: ReplyFrames) -> tuple[dict[str, float], list[str]]:
+        """The gated RMS of the whole reply (``rms_gated``, and in dBFS), when the sample's
+        speech span detector found speech in it (else the reply has no volume: ``no_speech_span``
+        says why; digital silence has none either)."""
+        from stylebench.metrics import energy
+
+        if "span_s" not in frames.measured:
+            return {}, []
+        try:
+            gated = energy.gated_rms(frames.wave, frames.sr)
+        except ValueError:  # digital silence
+            return {}, []
+        return {"rms_gated": gated, "rms_gated_dbfs": energy.dbfs(gated)}, []
 
     def change(self, a: float, b: float) -> float:
         return 20.0 * math.log10(b / a)

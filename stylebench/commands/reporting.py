@@ -8,7 +8,6 @@ from typing import Any
 from stylebench.commands.scored import ScoredRun
 from stylebench.config import RunConfig
 from stylebench.records import Sample
-from stylebench.scoring.cells import TurnScore
 
 
 def extractor_names(cfg: RunConfig) -> dict[str, str]:
@@ -46,26 +45,18 @@ def asr_how(cfg: RunConfig) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def speed_source_note(cfg: RunConfig, speed_ids: set[str], turn_scores: Sequence[TurnScore]) -> str:
-    """Which rate estimate scored how many speed samples, and why."""
-    m = cfg.measure
-    if m.speed_source == "nuclei":
-        return (
-            f"speed source: nuclei for all {len(speed_ids)} samples (--speed-source nuclei): an "
-            "ASR-free count of loudness peaks, NOT the paper's syllable rate; on real speech it "
-            "followed a x1.25 tempo change only about halfway (docs/metrics.md), so read these "
-            "speed cells as a diagnostic"
-        )
-    if m.speed_source != "auto":
-        return f"speed source: {m.speed_source} for all {len(speed_ids)} samples (--speed-source)"
-    by_text = {t.sample_id for t in turn_scores if "speed_from_text" in t.flags}
-    mismatch = {t.sample_id for t in turn_scores if t.error and "asr_text_mismatch" in t.error}
-    return (
-        f"speed source (auto): {len(speed_ids - by_text)} samples from the ASR transcript, "
-        f"{len(by_text)} from the model's text channel because an ASR-side test doubted a turn's "
-        f"transcript (flagged or missing); {len(mismatch)} samples with a turn unscored because "
-        f"its transcript and text channel disagree (WER/CER > {m.transcript_max_error:g})"
-    )
+def dimension_run_notes(scored: ScoredRun) -> list[str]:
+    """Every dimension's notes on how this run scored it
+    (:meth:`~stylebench.metrics.dims.base.Dimension.run_notes`), for the dimensions with turn
+    scores, in registry order."""
+    from stylebench.metrics.dims.base import all_dims
+
+    notes: list[str] = []
+    for dim in all_dims():
+        mine = [t for t in scored.turn_scores if t.dim == dim.name]
+        if mine:
+            notes += dim.run_notes(scored.context, mine)
+    return notes
 
 
 def report(scored: ScoredRun) -> dict[str, Any]:
@@ -90,11 +81,7 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         ),
         (REPORT_NOTES_AT["dimensions"], dimension_notes(samples, cfg.model)),
     ]
-    speed_ids = {t.sample_id for t in turn_scores if t.dim == "speed"}
-    if speed_ids:
-        notes.append(
-            (REPORT_NOTES_AT["speed_source"], [speed_source_note(cfg, speed_ids, turn_scores)])
-        )
+    notes.append((REPORT_NOTES_AT["dimension_runs"], dimension_run_notes(scored)))
     if m.asr != "none" and m.asr_model in ("base", "tiny.en"):
         notes.append(
             (

@@ -12,6 +12,7 @@ the reply holds speech (its relative gate reads the whole file, not the segments
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -19,19 +20,12 @@ import numpy as np
 from stylebench.pipeline.keys import fingerprint
 
 ANALYSIS_SR = 16000
-#: f0_extractors_disagree (blocks pitch): of the frames two of the three F0 trackers call voiced,
-#: fewer than this share have two trackers within 2 st of each other (clean real speech: 0.96 at
-#: the least on the corpus, 0.945 on 182 held-out VStyle replies; the two-tracker rule this
-#: replaced needed 0.25 because pyworld's subharmonics alone halved its share)
-F0_MIN_AGREEMENT = 0.5
-#: f0_octave_suspect (informational): more than this share of pyworld's voiced frames lie an
-#: octave from the voted F0 (pyworld alone made octave errors there)
-OCTAVE_SUSPECT_SHARE = 0.10
 
 
 def tolerances() -> dict[str, object]:
     """Every threshold a feature record's flags depend on; part of its fingerprint."""
     from stylebench.metrics import energy, pitch, validity
+    from stylebench.metrics.dims.pitch import F0_MIN_AGREEMENT, OCTAVE_SUSPECT_SHARE
 
     return {
         "volume_gate": (energy.GATE_WINDOW_S, energy.GATE_DROP_DB),
@@ -96,10 +90,6 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     spans: dict[str, dict[str, float]] = {}
     missed, suspect = None, None  # None: Silero was not asked (``--vad energy``)
     peaks = None  # syllable-nucleus candidates: one Praat pass per reply, filtered per span
-    try:  # the volume score reads no span, but a reply without speech gets none (span values)
-        gated: float | None = energy.gated_rms(wave, sr)
-    except ValueError:  # digital silence
-        gated = None
     for backend in ("energy",) if cfg.vad == "energy" else ("silero", "energy"):
         try:
             span = vad.speech_span(
@@ -115,7 +105,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         if span is not None:
             if peaks is None:
                 peaks = _voiced_peaks(wave, sr, praat, cfg.frame_ms / 1000.0)
-            spans[backend] = _span_values(wave, sr, span, peaks, energy, vad, gated)
+            spans[backend] = _span_values(wave, sr, span, peaks, energy, vad)
     from stylebench.metrics import alignment
 
     try:
@@ -137,6 +127,8 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "swift_track": swift,
         "level_track": pitch.frame_levels_db(wave, sr, track.size, frame_ms=cfg.frame_ms),
         "frame_ms": cfg.frame_ms,
+        "wave": wave,
+        "sr": sr,
         "mfcc": spectra,
         "values": values,
     }
@@ -155,16 +147,13 @@ def _span_values(
     peaks: np.ndarray,
     energy: Any,
     vad: Any,
-    gated: float | None,
 ) -> dict[str, float]:
     from stylebench.metrics import rate, validity
 
     active = vad.active_mask(span, wave.size, sr)
     rms = energy.rms_stats(wave, mask=active)
     nuclei = rate.nuclei_in_span(peaks, span).size
-    level = {} if gated is None else {"rms_gated": gated, "rms_gated_dbfs": energy.dbfs(gated)}
     return {
-        **level,
         "high_band_share": validity.high_band_share(wave, sr, active),
         "span_start": span.start,
         "span_end": span.end,
@@ -266,22 +255,47 @@ def finish_sample(
 
 
 def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, float], list[str]]:
-    """One reply's final values and quality flags.
+    """One reply's final values and quality flags: what its transcript says (language, syllables,
+    doubts), then what every dimension measures on it (:meth:`Dimension.reply_values`, in
+    registry order; their flags come first).
 
     A measurement that cannot be made (no voiced frame, no transcript) leaves its value out and
     says why in ``flags`` (``no_f0: ...``, ``no_transcript``); the score stage turns a missing
     value into an error for that dimension only, and so does a blocking flag
     (:mod:`stylebench.metrics.validity`).
     """
+    from stylebench.metrics.dims.base import ReplyFrames, all_dims
+
+    values = dict(p["values"])
+    transcript_flags = _transcript_values(values, tr, lang)
+    frames = ReplyFrames(
+        wave=p["wave"],
+        sr=p["sr"],
+        tracks=(p["track"], p["praat_track"], p["swift_track"]),
+        level_track=p["level_track"],
+        frame_ms=p.get("frame_ms", 5.0),
+        measured=MappingProxyType(dict(values)),
+        transcript=tr if tr is not None and tr.status == "ok" else None,
+    )
+    flags: list[str] = []
+    for dim in all_dims():
+        own, why = dim.reply_values(frames)
+        values.update(own)
+        flags.extend(why)
+    return {n: float(v) for n, v in values.items()}, flags + transcript_flags
+
+
+def _transcript_values(values: dict[str, float], tr: Any, lang: str) -> list[str]:
+    """Add what the reply's transcript says to ``values`` (its language's probability, its
+    confidence, its syllable count); returns the transcript's flags and doubts."""
     from stylebench.metrics import rate
 
-    values, flags = dict(p["values"]), []
-    flags += _pitch_values(p, values)
+    flags: list[str] = []
     if tr is None:
-        return {n: float(v) for n, v in values.items()}, flags
+        return flags
     if tr.status != "ok":
         flags.append(f"no_transcript: {tr.error}")
-        return {n: float(v) for n, v in values.items()}, flags
+        return flags
     from stylebench.metrics.validity import language_mismatch
 
     spoken = getattr(tr, "spoken_lang", "")
@@ -317,94 +331,8 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
             mean_logprob=getattr(tr, "mean_logprob", 0.0),
         )
         flags += [f for f in doubts if f not in flags]
-    if syl == 0:
+    else:
         flags.append("no_syllables: the transcript is empty")
-        return {n: float(v) for n, v in values.items()}, flags
-    if "span_s" not in values:
-        return {n: float(v) for n, v in values.items()}, flags
-    values["spm"] = rate.syllables_per_minute(syl, values["span_s"])
-    if tr.words:
-        w_span = tr.words[-1][2] - tr.words[0][1]
-        if w_span > 0:
-            values["spm_words"] = rate.syllables_per_minute(syl, w_span)
-    if values.get("nuclei_spm", 0) > 0:  # a diagnostic only: the nuclei rate does not follow tempo
-        values["spm_nuclei_ratio"] = values["spm"] / values["nuclei_spm"]
-    return {n: float(v) for n, v in values.items()}, flags
-
-
-def _pitch_values(p: dict[str, Any], values: dict[str, float]) -> list[str]:
-    """Add one reply's F0 statistics to ``values``; returns its pitch flags.
-
-    Three trackers (pyworld dio + stonemask, Praat autocorrelation, SwiftF0) on one 5 ms grid
-    vote frame by frame (:func:`stylebench.metrics.pitch.majority_f0`): a frame counts when at
-    least two agree within 2 semitones, with the median of those two or three as its F0, run
-    edges trimmed. The score ``f0_mean_weighted`` is the mean over those frames, each weighted by
-    its amplitude; ``f0_mean_agreed`` is their plain mean, and pyworld's own plain mean
-    (``f0_mean``, FastSpeech2's definition) stays beside both. The octave guard is the
-    reply's own: the median of its agreed frames +-0.75 octave, so a true change of any size
-    between turns is never clipped.
-    """
-    from stylebench.metrics import pitch
-    from stylebench.metrics.dims.base import ReplyFrames, all_dims
-    from stylebench.metrics.prosody import f0_spread_st
-
-    track, praat, swift = p["track"], p["praat_track"], p["swift_track"]
-    frame_s = p.get("frame_ms", 5.0) / 1000.0
-    flags: list[str] = []
-    try:
-        raw = pitch.f0_stats(track)
-        values.update(
-            f0_mean=raw.mean_hz, f0_median=raw.median_hz, f0_voiced_ratio=raw.voiced_ratio
-        )
-    except ValueError:
-        raw = None
-    for key, other, name in (("praat_f0_mean", praat, "praat"), ("swift_f0_mean", swift, "swift")):
-        try:
-            values[key] = pitch.f0_stats(other, extractor=name).mean_hz
-        except ValueError:
-            flags.append(f"{name}_unvoiced")
-    voted = pitch.voted_voiced([track, praat, swift])
-    majority = pitch.majority_f0([track, praat, swift])
-    n_voted = int(voted.sum())
-    if values.get("active_s", 0) > 0:
-        values["f0_voiced_share"] = min(1.0, n_voted * frame_s / values["active_s"])
-    if n_voted < pitch.MIN_VOICED_FRAMES:
-        return [*flags, f"no_f0: {n_voted} frames voiced by two of the three F0 trackers"]
-    values["f0_agreement"] = float(np.sum(majority > 0) / n_voted)
-    if raw is not None:
-        values["f0_octave_share"] = pitch.octave_share(track, majority)
-        if values["f0_octave_share"] > OCTAVE_SUSPECT_SHARE:
-            flags.append("f0_octave_suspect")
-    if values["f0_agreement"] < F0_MIN_AGREEMENT:
-        flags.append("f0_extractors_disagree")
-    agreed = pitch.drop_subharmonics(pitch.trim_edges(majority, pitch.EDGE_FRAMES))
-    try:
-        both = pitch.f0_stats(agreed, extractor="majority of pyworld, praat, swift")
-        lo, hi = pitch.speaker_f0_range([agreed])
-    except ValueError as exc:
-        flags.append(f"no_f0: the trackers agree on too few frames ({exc})")
-        if raw is not None:
-            values["f0_mean_guarded"] = raw.mean_hz
-        return flags
-    weighted = pitch.weighted_mean_f0(agreed, p["level_track"])
-    values.update(
-        f0_mean_agreed=both.mean_hz, f0_mean_weighted=weighted, f0_median_agreed=both.median_hz
-    )
-    if raw is not None:
-        values["f0_pyworld_gap_st"] = 12.0 * float(np.log2(raw.mean_hz / weighted))
-    values["f0_std_st"] = f0_spread_st(agreed)
-    frames = ReplyFrames(agreed_f0=agreed, frame_ms=p.get("frame_ms", 5.0))
-    for dim in all_dims():  # values a dimension measures itself (its module's SPEC)
-        own, why = dim.reply_values(frames)
-        values.update(own)
-        flags.extend(why)
-    if values.get("span_s", 0) > 0:
-        values["f0_voiced_span_share"] = min(1.0, both.voiced_frames * frame_s / values["span_s"])
-    values.update(f0_range_lo=lo, f0_range_hi=hi)
-    try:
-        values["f0_mean_guarded"] = pitch.f0_stats(track, f0_range=(lo, hi)).mean_hz
-    except ValueError as exc:  # pyworld's frames all outside the agreed range
-        flags.append(f"no_f0_guarded: {exc}")
     return flags
 
 

@@ -151,7 +151,7 @@ class StageCompare:
 #: the places of the report's own blocks (``ReportMeta.extra``), between which stages put theirs
 REPORT_BLOCKS_AT = {"human": 10, "history_kind": 20, "emotion_scores": 60}
 #: the places of the report's own notes
-REPORT_NOTES_AT = {"model": 10, "dimensions": 20, "speed_source": 40, "asr": 50, "history": 90}
+REPORT_NOTES_AT = {"model": 10, "dimensions": 20, "dimension_runs": 40, "asr": 50, "history": 90}
 #: the places of ``compare.json``'s own keys: the top level, and ``tables``
 COMPARE_JSON_AT = {
     "format": 10,
