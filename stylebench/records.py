@@ -225,21 +225,6 @@ class ProbeRecord:
 
 
 @dataclass(frozen=True)
-class LoudnessRecord:
-    """Integrated loudness of one reply, ITU-R BS.1770-4 (``stages.loudness``); ``lufs`` is None
-    when no 400 ms block is above -70 LUFS."""
-
-    sample_id: str
-    turn: int
-    status: Status
-    fp: str
-    lufs: float | None = None
-    error: str = ""
-    stage: str = "loudness"
-    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
-
-
-@dataclass(frozen=True)
 class CaptionRecord:
     """A speaking-style caption of one reply (``stages.caption``); ``prompt`` names its file."""
 
@@ -298,8 +283,9 @@ JUDGEMENTS = RecordKind("judge", JudgeRecord)
 PROBE_SCORES = RecordKind("probe", ProbeRecord)
 CAPTIONS = RecordKind("caption", CaptionRecord)
 CAPTION_VERDICTS = RecordKind("caption_judge", CaptionVerdictRecord)
-LOUDNESS = RecordKind("loudness", LoudnessRecord)
-#: every stage's records, in the order the stages run
+#: the built-in stages' records, in the order they run; a stage may declare its own kind (and
+#: record type) in its module instead (``stages/loudness.py``): the store and the stage loop take
+#: a ``RecordKind``, so a kind needs no entry here
 RECORD_KINDS: tuple[RecordKind[Any], ...] = (
     RESPONSES,
     TRANSCRIPTS,
@@ -308,7 +294,6 @@ RECORD_KINDS: tuple[RecordKind[Any], ...] = (
     PROBE_SCORES,
     CAPTIONS,
     CAPTION_VERDICTS,
-    LOUDNESS,
 )
 RECORD_TYPES: dict[str, type] = {k.name: k.type for k in RECORD_KINDS}
 
@@ -462,13 +447,28 @@ def to_json_dict(record: Any) -> dict[str, Any]:
     return {name: getattr(record, name) for name, _, _ in _schema(type(record))}
 
 
-def from_json_dict(stage: str, d: dict[str, Any]) -> Any:
-    """Rebuild the typed record of ``stage`` from its JSON dict, ignoring unknown keys.
+def kind_of(stage: RecordKind[R] | str) -> RecordKind[R]:
+    """``stage`` itself, or the built-in kind of that name (:data:`RECORD_KINDS`).
+
+    Raises:
+        KeyError: a name no built-in kind has (a stage with its own kind passes the kind).
+    """
+    if isinstance(stage, RecordKind):
+        return stage
+    for kind in RECORD_KINDS:
+        if kind.name == stage:
+            return kind
+    raise KeyError(f"no built-in record kind {stage!r}; pass the stage's RecordKind")
+
+
+def from_json_dict(stage: RecordKind[R] | str, d: dict[str, Any]) -> R:
+    """Rebuild the typed record of ``stage`` (its kind, or a built-in kind's name) from its JSON
+    dict, ignoring unknown keys.
 
     Raises:
         RecordError: the dict does not make a valid record of that stage.
     """
-    return _build(RECORD_TYPES[stage], d)
+    return _build(kind_of(stage).type, d)
 
 
 def timing_from_json(d: dict[str, Any]) -> Any:
@@ -492,6 +492,8 @@ def _build(cls: type, d: dict[str, Any]) -> Any:
     return validate_record(record)
 
 
-def error_record(stage: str, key: Key, fp: str, message: str) -> Any:
-    """An error record of ``stage`` for ``key``, e.g. for a stored line that no longer loads."""
-    return RECORD_TYPES[stage](key[0], key[1], "error", fp, error=message)
+def error_record(stage: RecordKind[R] | str, key: Key, fp: str, message: str) -> R:
+    """An error record of ``stage`` (its kind, or a built-in kind's name) for ``key``, e.g. for a
+    stored line that no longer loads."""
+    make: Any = kind_of(stage).type  # every record type starts (sample_id, turn, status, fp)
+    return make(key[0], key[1], "error", fp, error=message)

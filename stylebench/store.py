@@ -33,8 +33,10 @@ from stylebench.errors import BadValue, MissingFile, UserError
 from stylebench.records import (
     Key,
     RecordError,
+    RecordKind,
     error_record,
     from_json_dict,
+    kind_of,
     timing_from_json,
     to_json_dict,
 )
@@ -186,8 +188,13 @@ class RunStore:
                 log.warning("%s: skipped a line: %s", TIMINGS_NAME, exc)
         return out
 
-    def index(self, stage: str, keys: Collection[Key]) -> dict[tuple[Key, str], Any]:
+    def index(
+        self, stage: RecordKind[Any] | str, keys: Collection[Key]
+    ) -> dict[tuple[Key, str], Any]:
         """Every record of ``keys`` by ``(key, fingerprint)``, the latest per pair.
+
+        ``stage`` is the stage's :class:`~stylebench.records.RecordKind` (its file and record
+        type), or the name of a built-in one.
 
         For stages whose expected fingerprints are learned one turn at a time (respond: a turn's
         key covers the hashes of the replies before it). An ok record is never superseded by a
@@ -195,25 +202,26 @@ class RunStore:
         record (a hostile reply stored by an older version, a hand edit) becomes an error record
         with the reason, so that key is retried instead of crashing every later run of the folder.
         """
+        kind = kind_of(stage)
         wanted = set(keys)
         out: dict[tuple[Key, str], Any] = {}
-        for d in self.iter_raw(stage):
+        for d in self.iter_raw(kind.name):
             key = (str(d["sample_id"]), _as_turn(d["turn"]))
             fp = d.get("fp")
             if key not in wanted or not isinstance(fp, str):
                 continue
             try:
-                rec = from_json_dict(stage, d)
+                rec = from_json_dict(kind, d)
             except RecordError as exc:
-                log.warning("%s: unreadable record for %s: %s", stage, key, exc)
-                rec = error_record(stage, key, fp, f"stored record unreadable: {exc}")
+                log.warning("%s: unreadable record for %s: %s", kind.name, key, exc)
+                rec = error_record(kind, key, fp, f"stored record unreadable: {exc}")
             prev = out.get((key, fp))
             if prev is not None and prev.status == "ok" and rec.status != "ok":
                 continue
             out[(key, fp)] = rec
         return out
 
-    def load(self, stage: str, expected: Mapping[Key, str]) -> dict[Key, Any]:
+    def load(self, stage: RecordKind[Any] | str, expected: Mapping[Key, str]) -> dict[Key, Any]:
         """The latest record per key among those carrying the fingerprint the caller expects.
 
         There is no unfiltered read: a run folder may hold records of earlier configurations

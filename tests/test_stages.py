@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from stylebench.config import make_config
-from stylebench.records import JUDGEMENTS, RECORD_TYPES
+from stylebench.records import FEATURES, JUDGEMENTS, RECORD_TYPES
 from stylebench.stages import registry
 from stylebench.stages.registry import RESPOND, STAGES, stage_spec, with_inputs
 from stylebench.stages.runner import measure
@@ -24,15 +24,37 @@ def test_specs_name_record_types_and_read_only_earlier_stages():
         "loudness",
         "judge",
     ]
-    assert set(names) | {RESPOND} == set(RECORD_TYPES)
+    assert set(names) | {RESPOND} >= set(RECORD_TYPES)
+    assert len(set(names)) == len(names)
     cfg = make_config()
     for i, spec in enumerate(STAGES):
         assert set(spec.input_names) <= {RESPOND, *names[:i]}, spec.name
-        assert spec.records.type is RECORD_TYPES[spec.name], spec.name
+        assert RECORD_TYPES.get(spec.name, spec.records.type) is spec.records.type, spec.name
+        # a record names its stage: the default of its ``stage`` field is its kind's name
+        stage_field = {f.name: f.default for f in dataclasses.fields(spec.records.type)}
+        assert stage_field["stage"] == spec.name, spec.name
         assert hasattr(cfg, spec.section), spec.section
     assert with_inputs(["caption"]) == {"caption", "features", "transcribe"}
     with pytest.raises(KeyError, match="no stage 'captions'; the stages are transcribe"):
         stage_spec("captions")
+
+
+def test_each_stage_class_declares_the_kind_its_spec_names():
+    import importlib
+
+    classes = {
+        "transcribe": "stylebench.stages.transcribe:TranscribeStage",
+        "features": "stylebench.stages.features:FeaturesStage",
+        "probe": "stylebench.stages.probe:ProbeStage",
+        "caption": "stylebench.stages.caption:CaptionStage",
+        "caption_judge": "stylebench.stages.caption:CaptionJudgeStage",
+        "loudness": "stylebench.stages.loudness:LoudnessStage",
+        "judge": "stylebench.stages.judge:JudgeStage",
+    }
+    for spec in STAGES:
+        module, name = classes[spec.name].split(":")
+        cls = getattr(importlib.import_module(module), name)
+        assert cls.records is spec.records and cls.name == spec.name, spec.name
 
 
 def test_when_each_stage_runs():
@@ -60,7 +82,7 @@ def test_the_runner_loops_over_the_specs_and_hands_on_declared_inputs(tmp_path, 
     seen: dict[str, dict] = {}
 
     class Nothing:
-        name, errors, unit = "features", (), "sample"
+        records, name, errors, unit = FEATURES, "features", (), "sample"
 
         def plan(self):
             return []

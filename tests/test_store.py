@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 
-from stylebench.records import FeatureRecord, RecordError, RespondRecord
+from stylebench.pipeline.stage import Unit, run_stage
+from stylebench.records import FeatureRecord, RecordError, RecordKind, RespondRecord, Status
 from stylebench.store import RunFolderBusy, RunStore
 
 
@@ -159,3 +162,73 @@ def test_records_and_folders_are_frozen_and_created(tmp_path):
     st = RunStore(tmp_path / "out" / "deep" / "run")
     st.write_manifest({"a": "é"})
     assert st.read_manifest() == {"a": "é"}
+
+
+# -- a stage's own record kind, declared outside stylebench.records ---------------------------
+
+
+@dataclass(frozen=True)
+class TallyRecord:
+    """A record type no built-in stage has (as a stage module would declare it)."""
+
+    sample_id: str
+    turn: int
+    status: Status
+    fp: str
+    count: int = 0
+    error: str = ""
+    stage: str = "tally"
+    elapsed_s: float = 0.0
+
+
+TALLY = RecordKind("tally", TallyRecord)
+
+
+class TallyStage:
+    records: ClassVar[RecordKind[TallyRecord]] = TALLY
+    name: ClassVar[str] = TALLY.name
+    errors: ClassVar[tuple[type[BaseException], ...]] = (ValueError,)
+    unit: ClassVar[str] = "reply"
+
+    def __init__(self, fail: bool) -> None:
+        self.fail, self.computed = fail, []
+
+    def plan(self) -> list[Unit]:
+        return [Unit(f"s/{t}", {("s", t): f"fp{t}"}) for t in (1, 2)]
+
+    def compute(self, unit, done):
+        ((key, fp),) = unit.fps.items()
+        self.computed.append(key)
+        if self.fail and key[1] == 2:
+            raise ValueError("no count for turn 2")
+        yield TallyRecord(*key, "ok", fp, count=10 * key[1])
+
+
+def test_a_stage_with_its_own_record_kind_runs_stores_and_reloads_typed(tmp_path):
+    st = RunStore(tmp_path)
+    first = run_stage(st, TallyStage(fail=True))
+    assert first.counts == {"ok": 1, "error": 1, "skipped": 0}
+    err = first.records[("s", 2)]
+    assert type(err) is TallyRecord and err.status == "error" and "no count" in err.error
+    again = TallyStage(fail=False)
+    second = run_stage(st, again)
+    assert again.computed == [("s", 2)]  # the ok record is reused, the error retried
+    loaded = st.load(TALLY, {("s", 1): "fp1", ("s", 2): "fp2"})
+    assert {k: (type(r), r.count) for k, r in loaded.items()} == {
+        ("s", 1): (TallyRecord, 10),
+        ("s", 2): (TallyRecord, 20),
+    }
+    assert second.records == loaded
+    # a stored line that no longer makes a record becomes an error record of the stage's type
+    with open(st.stage_path("tally"), "a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps({"sample_id": "s", "turn": 3, "fp": "fp3", "status": "ok", "count": "x"})
+        )
+        fh.write("\n")
+    bad = st.load(TALLY, {("s", 3): "fp3"})[("s", 3)]
+    assert type(bad) is TallyRecord and bad.status == "error" and "unreadable" in bad.error
+    # a name alone finds only the built-in kinds, and says what to pass instead
+    with pytest.raises(
+        KeyError, match="no built-in record kind 'tally'; pass the stage's RecordKind"
+    ):
+        st.load("tally", {("s", 1): "fp1"})

@@ -16,6 +16,7 @@ from stylebench.config import make_config
 from stylebench.pipeline.stage import Unit, run_stage, timed
 from stylebench.pipeline.timings import Invocation, timings_block
 from stylebench.records import (
+    FEATURES,
     FeatureRecord,
     InvocationTiming,
     RecordError,
@@ -168,7 +169,7 @@ class TwoRecordStage:
     """A stand-in stage: one unit whose first record takes at least 50 ms (a sleep), whose
     second comes at once."""
 
-    name, errors, unit = "features", (), "sample"
+    records, name, errors, unit = FEATURES, "features", (), "sample"
 
     def plan(self):
         return [Unit("s", {("s", 1): "f1", ("s", 2): "f2"})]

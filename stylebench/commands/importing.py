@@ -35,7 +35,7 @@ from stylebench.config import RunConfig
 from stylebench.errors import BadValue
 from stylebench.pipeline.keys import Identity, turn_fp
 from stylebench.pipeline.stage import Unit, is_ok
-from stylebench.records import DecodeConfig, Key, RespondRecord, Sample
+from stylebench.records import RESPONSES, DecodeConfig, Key, RecordKind, RespondRecord, Sample
 from stylebench.stages.respond import ReplyLimits, RespondStage
 from stylebench.store import RunStore
 
@@ -203,7 +203,8 @@ class ImportStage:
     """The respond stage of an imported run: the same plan and fingerprints, replies read from
     the folder instead of asked of a model."""
 
-    name: ClassVar[str] = "respond"
+    records: ClassVar[RecordKind[RespondRecord]] = RESPONSES
+    name: ClassVar[str] = RESPONSES.name
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "sample"
 

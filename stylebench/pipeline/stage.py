@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol, TypeGuard, TypeVar
 
-from stylebench.records import Key, error_record
+from stylebench.records import Key, RecordKind, error_record
 from stylebench.store import RunStore
 
 R = TypeVar("R")
@@ -63,7 +63,10 @@ class StageResult:
 class Stage(Protocol):
     """What a stage implements; :func:`run_stage` does the rest."""
 
-    #: the stage's record file (``<name>.jsonl``) and record type (``records.RECORD_TYPES``)
+    #: the stage's records: its file (``<name>.jsonl``) and record type, declared by the stage
+    #: (a built-in kind of :mod:`stylebench.records`, or one in the stage's own module)
+    records: ClassVar[RecordKind[Any]]
+    #: its kind's name (the progress bar's, the records' key)
     name: ClassVar[str]
     #: exceptions of :meth:`compute` that become error records of the unit's pending keys
     errors: ClassVar[tuple[type[BaseException], ...]]
@@ -175,7 +178,7 @@ def run_stage(
 
     units = stage.plan()
     keys: dict[Key, str] = {k: fp for u in units for k, fp in u.fps.items()}
-    done = store.load(stage.name, keys)
+    done = store.load(stage.records, keys)
     counts = {"ok": 0, "error": 0, "skipped": 0}
     bar = tqdm(
         total=len(units), desc=stage.name, unit=stage.unit, disable=not progress or not compute
@@ -208,7 +211,11 @@ def run_stage(
             for key, fp in unit.fps.items():
                 if not is_ok(done.get(key)):
                     _keep(
-                        store, stage.name, error_record(stage.name, key, fp, message), done, counts
+                        store,
+                        stage.name,
+                        error_record(stage.records, key, fp, message),
+                        done,
+                        counts,
                     )
     bar.close()
     return StageResult(done, counts, round(clock.seconds, 4), round(records_s, 4))

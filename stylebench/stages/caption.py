@@ -30,6 +30,7 @@ from stylebench.records import (
     CaptionVerdictRecord,
     FeatureRecord,
     Key,
+    RecordKind,
     RespondRecord,
     Sample,
 )
@@ -81,7 +82,8 @@ def dim_values(
 class CaptionStage:
     """Chunks of replies; a backend with ``caption_many`` captions a chunk concurrently."""
 
-    name: ClassVar[str] = "caption"
+    records: ClassVar[RecordKind[CaptionRecord]] = CAPTIONS
+    name: ClassVar[str] = CAPTIONS.name
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "batch"
 
@@ -189,7 +191,8 @@ class CaptionStage:
 class CaptionJudgeStage:
     """Chunks of caption pairs; LLM answers are cached (never failures or unparseable ones)."""
 
-    name: ClassVar[str] = "caption_judge"
+    records: ClassVar[RecordKind[CaptionVerdictRecord]] = CAPTION_VERDICTS
+    name: ClassVar[str] = CAPTION_VERDICTS.name
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "batch"
 

@@ -28,6 +28,7 @@ from stylebench.records import (
     FEATURES,
     FeatureRecord,
     Key,
+    RecordKind,
     RespondRecord,
     Sample,
     TranscriptRecord,
@@ -44,7 +45,8 @@ TRUNCATED = "truncated_at_token_budget"
 class FeaturesStage:
     """One unit per sample (its ok replies and their transcripts)."""
 
-    name: ClassVar[str] = "features"
+    records: ClassVar[RecordKind[FeatureRecord]] = FEATURES
+    name: ClassVar[str] = FEATURES.name
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "sample"
 

@@ -21,7 +21,15 @@ from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
-from stylebench.records import JudgeRecord, Key, RespondRecord, Sample, TranscriptRecord
+from stylebench.records import (
+    JUDGEMENTS,
+    JudgeRecord,
+    Key,
+    RecordKind,
+    RespondRecord,
+    Sample,
+    TranscriptRecord,
+)
 
 JUDGE_STAGE_VERSION = "1"
 SRD_TURN = 1
@@ -125,7 +133,8 @@ class JudgeStage:
     """Units are chunks of requests (an LLM backend runs a chunk concurrently or batched); each
     chunk's records are appended before the next is asked, so a kill loses one chunk."""
 
-    name: ClassVar[str] = "judge"
+    records: ClassVar[RecordKind[JudgeRecord]] = JUDGEMENTS
+    name: ClassVar[str] = JUDGEMENTS.name
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "batch"
 

@@ -17,14 +17,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit, is_ok
-from stylebench.records import LOUDNESS, PAIRS, TURNS, Key, LoudnessRecord, RespondRecord
+from stylebench.records import PAIRS, TURNS, Key, RecordKind, RespondRecord, Status
 from stylebench.stages.outputs import LabelledRun, ReportPart, ScoredView
 from stylebench.store import RunStore
 
+
+@dataclass(frozen=True)
+class LoudnessRecord:
+    """Integrated loudness of one reply, ITU-R BS.1770-4; ``lufs`` is None when no 400 ms block is
+    above -70 LUFS. Declared here, with its kind: the store and the stage loop read a stage's
+    records through its :class:`~stylebench.records.RecordKind`."""
+
+    sample_id: str
+    turn: int
+    status: Status
+    fp: str
+    lufs: float | None = None
+    error: str = ""
+    stage: str = "loudness"
+    elapsed_s: float = 0.0  # seconds computing it (stage.timed); never in the fp
+
+
+LOUDNESS = RecordKind("loudness", LoudnessRecord)
 LOUDNESS_VERSION = "1"
 #: a loudness change a listener hears: a pair moving less is left out of the agreement count
 AUDIBLE_LU = 1.0
@@ -37,6 +56,7 @@ MEASURE = (
 class LoudnessStage:
     """One unit per ok reply; needs numpy and scipy only."""
 
+    records: ClassVar[RecordKind[LoudnessRecord]] = LOUDNESS
     name: ClassVar[str] = LOUDNESS.name
     errors: ClassVar[tuple[type[BaseException], ...]] = (ValueError, OSError)
     unit: ClassVar[str] = "reply"

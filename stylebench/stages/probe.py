@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
-from stylebench.records import PROBE_SCORES, RESPONSES, Key, ProbeRecord, RespondRecord
+from stylebench.records import PROBE_SCORES, RESPONSES, Key, ProbeRecord, RecordKind, RespondRecord
 from stylebench.stages.outputs import ScoredPart, ScoreInputs
 from stylebench.store import RunStore
 
@@ -26,7 +26,8 @@ def probe_fp(probe: str, model: str) -> str:
 class ProbeStage:
     """One unit per ok reply of an emotion sample; the probe model is built once, on first use."""
 
-    name: ClassVar[str] = "probe"
+    records: ClassVar[RecordKind[ProbeRecord]] = PROBE_SCORES
+    name: ClassVar[str] = PROBE_SCORES.name
     errors: ClassVar[tuple[type[BaseException], ...]] = (ValueError, RuntimeError, OSError)
     unit: ClassVar[str] = "reply"
 

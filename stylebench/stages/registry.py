@@ -31,7 +31,6 @@ from stylebench.records import (
     CAPTIONS,
     FEATURES,
     JUDGEMENTS,
-    LOUDNESS,
     PROBE_SCORES,
     RESPONSES,
     TRANSCRIPTS,
@@ -41,6 +40,7 @@ from stylebench.records import (
 )
 from stylebench.report.sections import SECTIONS, Section, in_place
 from stylebench.stages import gate
+from stylebench.stages.loudness import LOUDNESS
 from stylebench.stages.measure import FeatureConfig
 from stylebench.stages.outputs import (
     ScoredPart,

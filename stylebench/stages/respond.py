@@ -25,7 +25,7 @@ from stylebench.audio import sha256_file
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import Identity, turn_fp
 from stylebench.pipeline.stage import Unit, is_ok, repeated
-from stylebench.records import Key, RespondRecord, Sample, Turn
+from stylebench.records import RESPONSES, Key, RecordKind, RespondRecord, Sample, Turn
 from stylebench.stages.respond_job import ReplyLimits, ReplyOut, RespondJob, plain_json, script_of
 from stylebench.store import RunStore
 
@@ -48,7 +48,8 @@ def user_turn_of(sample: Sample, k: int, set_root: Path) -> Turn:
 class RespondStage:
     """Asks the model; plan-only (``model=None``) it collects the current replies of a run."""
 
-    name: ClassVar[str] = "respond"
+    records: ClassVar[RecordKind[RespondRecord]] = RESPONSES
+    name: ClassVar[str] = RESPONSES.name
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     unit: ClassVar[str] = "sample"
 
@@ -70,7 +71,7 @@ class RespondStage:
 
     def plan(self) -> list[Unit]:
         keys = [(s.id, k) for s in self.samples for k in s.turn_numbers]
-        index = self.store.index(self.name, keys)
+        index = self.store.index(self.records, keys)
         units = []
         for s in self.samples:
             fps: dict[Key, str] = {}

@@ -33,7 +33,7 @@ from stylebench.metrics.asr import ASR_BACKENDS
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import PROVENANCE, Unit
-from stylebench.records import Key, RespondRecord, TranscriptRecord
+from stylebench.records import TRANSCRIPTS, Key, RecordKind, RespondRecord, TranscriptRecord
 from stylebench.store import RunStore
 
 
@@ -126,7 +126,8 @@ def transcript_fp(
 class TranscribeStage:
     """One unit per ok reply, or per ``batch_size`` of them; the ASR is built on first use, once."""
 
-    name: ClassVar[str] = "transcribe"
+    records: ClassVar[RecordKind[TranscriptRecord]] = TRANSCRIPTS
+    name: ClassVar[str] = TRANSCRIPTS.name
     errors: ClassVar[tuple[type[BaseException], ...]] = (AudioError, ValueError, RuntimeError)
     unit: ClassVar[str] = "reply"
 
