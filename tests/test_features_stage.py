@@ -131,3 +131,44 @@ def test_the_volume_score_holds_still_when_quiet_stretches_come_and_go(tmp_path)
         None, {k: recs[("s", k)] for k in (1, 2, 3)}, ScoreContext()
     )[0]
     assert 20 * np.log10(scores[2] / scores[1]) == pytest.approx(0.0, abs=0.1)
+
+
+def test_every_dimension_measures_through_its_reply_values(tmp_path, monkeypatch):
+    """The features stage keeps what each dimension's ``reply_values`` returns: on a 200 Hz
+    harmonic voice, pitch reads 200 Hz, volume the tone's RMS, emotion an F0 spread near 0 and
+    expressiveness a range near 0; a dimension's hook replaced by another shows in the record
+    (so the value comes from the hook, not from the stage)."""
+    from stylebench.metrics.dims.base import dimension
+
+    wave = np.concatenate([np.zeros(SR // 2), voiced(200.0, 2.0), np.zeros(SR // 2)])
+    cfg = FeatureConfig(vad="energy", quality=False)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    got = _run(tmp_path / "a", {1: wave}, cfg)[("s", 1)]
+    assert got.status == "ok", got.error
+    v = got.values
+    assert v["f0_mean_weighted"] == pytest.approx(200.0, rel=0.01)
+    rms = float(np.sqrt(np.mean(voiced(200.0, 2.0) ** 2)))
+    assert v["rms_gated"] == pytest.approx(rms, rel=0.02)
+    assert v["f0_std_st"] < 0.1 and v["f0_range_st"] < 0.2
+    assert "spm" not in v  # no transcript: speed measures nothing
+
+    def louder(self, frames):
+        return {"rms_gated": 0.5, "rms_gated_dbfs": -6.0}, ["volume_hook_ran"]
+
+    monkeypatch.setattr(type(dimension("volume")), "reply_values", louder)
+    hooked = _run(tmp_path / "b", {1: wave}, cfg)[("s", 1)]
+    assert hooked.values["rms_gated"] == 0.5 and "volume_hook_ran" in hooked.flags
+    assert hooked.values["f0_mean_weighted"] == v["f0_mean_weighted"]
+
+
+def test_no_voiced_frames_leave_pitch_emotion_and_range_unmeasured_with_one_reason(tmp_path):
+    """White noise: no tracker majority, so the pitch dimension's ``no_f0`` is the only F0
+    flag; emotion and expressiveness add no value and no flag of their own."""
+    rng = np.random.default_rng(0)
+    noise = 0.1 * rng.standard_normal(2 * SR)
+    rec = _run(tmp_path, {1: noise}, FeatureConfig(vad="energy", quality=False))[("s", 1)]
+    assert rec.status == "ok", rec.error
+    assert not {"f0_mean_weighted", "f0_std_st", "f0_range_st"} & set(rec.values)
+    f0_flags = [f for f in rec.flags if f.startswith(("no_f0", "no_f0_range"))]
+    assert len(f0_flags) == 1 and f0_flags[0].startswith("no_f0:"), rec.flags
