@@ -17,11 +17,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from stylebench.metrics.dims.names import DIMENSIONS  # the registry: names only
+from stylebench.records import FeatureRecord, Sample, TranscriptRecord
 
 #: turn -> the reply's score on the dim's linear scale, or why it has none
 TurnValues = dict[int, "float | str"]
@@ -41,6 +42,18 @@ F0_BLOCKING: tuple[str, ...] = (
     "whispered",
     "f0_extractors_disagree",
 )
+
+
+class ScoredTurn(Protocol):
+    """What :meth:`Dimension.run_notes` reads of a turn's score
+    (:class:`stylebench.scoring.cells.TurnScore`)."""
+
+    @property
+    def sample_id(self) -> str: ...
+    @property
+    def flags(self) -> tuple[str, ...]: ...
+    @property
+    def error(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -68,7 +81,7 @@ class ReplyFrames:
     level_track: np.ndarray
     frame_ms: float = 5.0
     measured: Mapping[str, float] = field(default_factory=dict)
-    transcript: Any = None
+    transcript: TranscriptRecord | None = None
 
     @cached_property
     def voted(self) -> np.ndarray:
@@ -211,7 +224,7 @@ class Dimension(ABC):
     #: fields, the same names) and their defaults; :class:`ScoreContext` carries them
     settings: ClassVar[Mapping[str, Any]] = {}
 
-    def run_notes(self, ctx: ScoreContext, turn_scores: Sequence[Any]) -> list[str]:
+    def run_notes(self, ctx: ScoreContext, turn_scores: Sequence[ScoredTurn]) -> list[str]:
         """The report's notes on how this run scored this dimension: ``turn_scores`` are its
         turns' scores in the run (``sample_id``, ``flags``, ``error``); none by default."""
         return []
@@ -271,7 +284,7 @@ class Dimension(ABC):
         return ""
 
     def gated_turn_values(
-        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+        self, sample: Sample | None, features: Mapping[int, FeatureRecord], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         """:meth:`turn_values`, then the ``--min-quality`` gate (:func:`quality_gate`): what
         every scorer calls, so the gate holds on every dimension and every command."""
@@ -280,7 +293,7 @@ class Dimension(ABC):
 
     @abstractmethod
     def turn_values(
-        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+        self, sample: Sample | None, features: Mapping[int, FeatureRecord], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         """Each turn's score from its ok feature record, and flags for the whole sample.
 
@@ -306,7 +319,7 @@ def value_or_reason(
 
 
 def quality_gate(
-    values: TurnValues, features: Mapping[int, Any], min_quality: float | None
+    values: TurnValues, features: Mapping[int, FeatureRecord], min_quality: float | None
 ) -> TurnValues:
     """``values`` with each scored turn whose reply's DNSMOS OVRL is under ``min_quality``
     replaced by the ``low_quality`` reason, and each scored turn with no OVRL (quality not

@@ -19,14 +19,15 @@ from stylebench.metrics.dims.base import (
     ScoreContext,
     TurnValues,
 )
-from stylebench.records import EMOTIONS
+from stylebench.records import EMOTIONS, FeatureRecord, Sample
 
 #: the index is made of pitch, level and rate: a reply blocked for any of them has no index
 BLOCKING = F0_BLOCKING
 
 
-def prosodic_by_turn(sample: Any, features: Mapping[int, Any]) -> TurnValues:
-    """Prosodic intensity of each turn with ok features, or the reason it has none."""
+def prosodic_by_turn(sample: Sample | None, features: Mapping[int, FeatureRecord]) -> TurnValues:
+    """Prosodic intensity of each turn with ok features, or the reason it has none (a reply
+    scored outside a sample, ``sample=None``, has no emotion asked of it, so no index)."""
     from stylebench.metrics.prosody import AROUSAL_SIGN, arousal_index
     from stylebench.metrics.validity import REASONS
 
@@ -38,15 +39,16 @@ def prosodic_by_turn(sample: Any, features: Mapping[int, Any]) -> TurnValues:
     }
     if 1 in blocked:
         return dict.fromkeys(ok, f"prosodic: turn 1 (the baseline) {blocked[1]}")
-    if sample.emotion not in AROUSAL_SIGN:
-        return dict.fromkeys(ok, f"prosodic: unknown emotion {sample.emotion!r}")
+    emotion = "" if sample is None else sample.emotion
+    if emotion not in AROUSAL_SIGN:
+        return dict.fromkeys(ok, f"prosodic: unknown emotion {emotion!r}")
     out: TurnValues = {}
     for k, values in ok.items():
         if k in blocked:
             out[k] = blocked[k]
             continue
         try:
-            out[k] = AROUSAL_SIGN[sample.emotion] * arousal_index(ok[1], values)
+            out[k] = AROUSAL_SIGN[emotion] * arousal_index(ok[1], values)
         except ValueError as exc:
             out[k] = f"prosodic: {exc}"
     return out
@@ -146,6 +148,6 @@ class Emotion(Dimension):
         return b - a  # a probability or index may be 0: the absolute change
 
     def turn_values(
-        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+        self, sample: Sample | None, features: Mapping[int, FeatureRecord], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         return prosodic_by_turn(sample, features), ()

@@ -34,6 +34,7 @@ from stylebench.metrics.dims.base import (
     value_or_reason,
 )
 from stylebench.metrics.spec import MetricSpec
+from stylebench.records import FeatureRecord, Sample
 
 SPEC = MetricSpec(
     name="f0_range",
@@ -175,7 +176,7 @@ class Expressiveness(Dimension):
             return {}, [f"no_f0_range: {exc}"]
 
     def turn_values(
-        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+        self, sample: Sample | None, features: Mapping[int, FeatureRecord], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         out: TurnValues = {}
         for k, f in features.items():

@@ -27,6 +27,7 @@ from stylebench.metrics.dims.base import (
     TurnValues,
     value_or_reason,
 )
+from stylebench.records import FeatureRecord, Sample
 
 #: f0_extractors_disagree (blocks pitch): of the frames two of the three F0 trackers call voiced,
 #: fewer than this share have two trackers within 2 st of each other (clean real speech: 0.96 at
@@ -86,7 +87,7 @@ class Pitch(Dimension):
         return 12.0 * math.log2(b / a)
 
     def turn_values(
-        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+        self, sample: Sample | None, features: Mapping[int, FeatureRecord], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         key = STAT_KEYS[ctx.get("pitch_stat")]
         return {

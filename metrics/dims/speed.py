@@ -14,14 +14,16 @@ from stylebench.metrics.dims.base import (
     Dimension,
     ReplyFrames,
     ScoreContext,
+    ScoredTurn,
     TurnValues,
     value_or_reason,
 )
+from stylebench.records import FeatureRecord, Sample
 
 SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 
 
-def counts_agree(f: Any) -> bool:
+def counts_agree(f: FeatureRecord) -> bool:
     """The transcript counts about as many syllables as a plausible text channel (within
     :data:`stylebench.metrics.validity.TEXT_COUNT_TOL`, or by 1): the text is corroborated as a
     record of what was said even where the words differ, so it may score the sample."""
@@ -33,7 +35,7 @@ def counts_agree(f: Any) -> bool:
     return abs(syl - text) <= max(1.0, TEXT_COUNT_TOL * text)
 
 
-def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int, str]:
+def doubtful_turns(feats: Mapping[int, FeatureRecord], max_error: float = 0.3) -> dict[int, str]:
     """Turns whose transcript cannot be trusted to count syllables, each with why.
 
     A turn is doubtful when it has no transcript rate, a doubt flag
@@ -88,7 +90,7 @@ def doubtful_turns(feats: Mapping[int, Any], max_error: float = 0.3) -> dict[int
 
 
 def speed_key(
-    feats: Mapping[int, Any], source: str = "auto", max_error: float = 0.3
+    feats: Mapping[int, FeatureRecord], source: str = "auto", max_error: float = 0.3
 ) -> tuple[str, tuple[str, ...], dict[int, str]]:
     """Which rate estimate scores one sample's speed, the flags that say so, and the turns left
     unscored.
@@ -116,7 +118,7 @@ def speed_key(
     from stylebench.metrics.fidelity import is_faithful
     from stylebench.metrics.validity import TEXT_DOUBT_FLAGS
 
-    def text_plausible(f: Any) -> bool:
+    def text_plausible(f: FeatureRecord) -> bool:
         # a text channel that a faithful transcript reads is corroborated as what was said, so
         # an intensity-peak count that disagrees with it (smooth synthetic speech has few
         # peaks) does not rule it out; script and rate still do
@@ -199,7 +201,7 @@ class Speed(Dimension):
             values["spm_nuclei_ratio"] = values["spm"] / frames.measured["nuclei_spm"]
         return values, []
 
-    def run_notes(self, ctx: ScoreContext, turn_scores: Sequence[Any]) -> list[str]:
+    def run_notes(self, ctx: ScoreContext, turn_scores: Sequence[ScoredTurn]) -> list[str]:
         """Which rate estimate scored how many samples, and why."""
         ids = {t.sample_id for t in turn_scores}
         source = ctx.get("speed_source")
@@ -228,7 +230,7 @@ class Speed(Dimension):
         return 100.0 * (b / a - 1.0)
 
     def turn_values(
-        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+        self, sample: Sample | None, features: Mapping[int, FeatureRecord], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         from stylebench.metrics.validity import REASONS
 

@@ -15,6 +15,7 @@ from stylebench.metrics.dims.base import (
     TurnValues,
     value_or_reason,
 )
+from stylebench.records import FeatureRecord, Sample
 
 
 class Volume(Dimension):
@@ -62,7 +63,7 @@ class Volume(Dimension):
         return 20.0 * math.log10(b / a)
 
     def turn_values(
-        self, sample: Any, features: Mapping[int, Any], ctx: ScoreContext
+        self, sample: Sample | None, features: Mapping[int, FeatureRecord], ctx: ScoreContext
     ) -> tuple[TurnValues, tuple[str, ...]]:
         key = "rms_gated"
         return {
