@@ -24,7 +24,7 @@ Rules (every threshold was set from measurements listed in docs/metrics.md, "Uns
   it; otherwise speed is taken from the text channel when every turn has one, else unscored.
 - **trackers disagree** (pitch, ``f0_extractors_disagree``): of the frames a majority of the three
   F0 trackers (pyworld, Praat, SwiftF0) call voiced, fewer than ``F0_MIN_AGREEMENT`` have two
-  trackers within 2 semitones (``stylebench.stages.measure``).
+  trackers within 2 semitones (``stylebench.metrics.dims.pitch``).
 - **too little voicing** (pitch and the dimensions built on it): ``unvoiced_speech`` under
   :data:`MIN_VOICED_SHARE` voiced seconds per second of speech, ``whispered`` for little
   voicing with energy high in the spectrum.
