@@ -13,7 +13,7 @@ import json
 import math
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 Status = Literal["ok", "error"]
 Key = tuple[str, int]  # (sample_id, turn) of a stage record
@@ -262,6 +262,24 @@ class CaptionVerdictRecord:
 
 
 R = TypeVar("R")
+
+
+class StageRecord(Protocol):
+    """What every stage record has (the stage loop reads these): its key, status and
+    fingerprint, why it failed, and the seconds computing it."""
+
+    @property
+    def sample_id(self) -> str: ...
+    @property
+    def turn(self) -> int: ...
+    @property
+    def status(self) -> Status: ...
+    @property
+    def fp(self) -> str: ...
+    @property
+    def error(self) -> str: ...
+    @property
+    def elapsed_s(self) -> float: ...
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import socket
 import time
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from stylebench.atomic import write_text
 from stylebench.errors import BadValue, MissingFile, UserError
@@ -42,6 +42,7 @@ from stylebench.records import (
 )
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 LOCK_NAME = ".lock"
 TIMINGS_NAME = "timings.jsonl"
 
@@ -221,6 +222,10 @@ class RunStore:
             out[(key, fp)] = rec
         return out
 
+    @overload
+    def load(self, stage: RecordKind[R], expected: Mapping[Key, str]) -> dict[Key, R]: ...
+    @overload
+    def load(self, stage: str, expected: Mapping[Key, str]) -> dict[Key, Any]: ...
     def load(self, stage: RecordKind[Any] | str, expected: Mapping[Key, str]) -> dict[Key, Any]:
         """The latest record per key among those carrying the fingerprint the caller expects.
 

@@ -227,7 +227,7 @@ class ImportStage:
         # the respond stage's own plan: a stored imported run reads back as any run does
         return RespondStage(self.store, self.samples, self.set_root, self.identity).plan()
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[RespondRecord]:
+    def compute(self, unit: Unit, done: Mapping[Key, RespondRecord]) -> Iterator[RespondRecord]:
         s: Sample = unit.payload
         prior: list[str] = []
         broken = False

@@ -19,12 +19,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol, TypeGuard, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeGuard, TypeVar
 
-from stylebench.records import Key, RecordKind, error_record
+from stylebench.records import Key, RecordKind, StageRecord, error_record
 from stylebench.store import RunStore
 
 R = TypeVar("R")
+#: a stage's record type (its kind's)
+Rec = TypeVar("Rec", bound=StageRecord)
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class Unit:
 
 
 @dataclass
-class StageResult:
+class StageResult(Generic[Rec]):
     """The current record of every planned key (ok or error), and what the run did.
 
     ``compute_s`` is the time the loop spent waiting for units (computing them here, or waiting
@@ -51,21 +53,26 @@ class StageResult:
     computed in parallel it exceeds ``compute_s``.
     """
 
-    records: dict[Key, Any] = field(default_factory=dict)
+    records: dict[Key, Rec] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     compute_s: float = 0.0
     records_s: float = 0.0
 
-    def ok(self) -> dict[Key, Any]:
+    def ok(self) -> dict[Key, Rec]:
         return {k: r for k, r in self.records.items() if r.status == "ok"}
 
 
-class Stage(Protocol):
-    """What a stage implements; :func:`run_stage` does the rest."""
+class Stage(Protocol[Rec]):
+    """What a stage implements; :func:`run_stage` does the rest. ``Rec`` is its record type:
+    the loop hands ``compute`` the stage's own records and keeps what it yields as such."""
 
-    #: the stage's records: its file (``<name>.jsonl``) and record type, declared by the stage
-    #: (a built-in kind of :mod:`stylebench.records`, or one in the stage's own module)
-    records: ClassVar[RecordKind[Any]]
+    @property
+    def records(self) -> RecordKind[Rec]:
+        """The stage's records: its file (``<name>.jsonl``) and record type, declared by the
+        stage as a class attribute (a built-in kind of :mod:`stylebench.records`, or one in the
+        stage's own module)."""
+        ...
+
     #: its kind's name (the progress bar's, the records' key)
     name: ClassVar[str]
     #: exceptions of :meth:`compute` that become error records of the unit's pending keys
@@ -77,7 +84,7 @@ class Stage(Protocol):
         """The units of work, with the fingerprint every current record must carry."""
         ...
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterable[Any]:
+    def compute(self, unit: Unit, done: Mapping[Key, Rec]) -> Iterable[Rec]:
         """Yield the records of the unit's keys that are not ok in ``done``."""
         ...
 
@@ -92,7 +99,7 @@ class WorkerLost(RuntimeError):
     unit's pending keys become error records, and a re-run retries them."""
 
 
-class PortableStage(Stage, Protocol):
+class PortableStage(Stage[Rec], Protocol[Rec]):
     """A stage whose units can be computed away from the run folder.
 
     :meth:`job` packs everything one unit needs (audio as :class:`~stylebench.pipeline.blobs.Blob`)
@@ -105,11 +112,11 @@ class PortableStage(Stage, Protocol):
     #: a picklable zero-argument factory of the per-worker resource, or None (stateless tasks)
     resident: Any
 
-    def job(self, unit: Unit, done: Mapping[Key, Any]) -> Any: ...
+    def job(self, unit: Unit, done: Mapping[Key, Rec]) -> Any: ...
 
     def accept(
-        self, unit: Unit, outcomes: Iterable[Any], done: Mapping[Key, Any]
-    ) -> Iterable[Any]: ...
+        self, unit: Unit, outcomes: Iterable[Any], done: Mapping[Key, Rec]
+    ) -> Iterable[Rec]: ...
 
 
 def is_ok(record: R | None) -> TypeGuard[R]:
@@ -158,13 +165,13 @@ class _Clock:
 
 def run_stage(
     store: RunStore,
-    stage: Stage,
+    stage: Stage[Rec],
     *,
     compute: bool = True,
     strict: bool = False,
     progress: bool = False,
     executor: Any = None,
-) -> StageResult:
+) -> StageResult[Rec]:
     """Plan, load what is done, compute the rest, append and count.
 
     Args:
@@ -221,7 +228,7 @@ def run_stage(
     return StageResult(done, counts, round(clock.seconds, 4), round(records_s, 4))
 
 
-def repeated(done: Mapping[Key, Any], rec: Any) -> bool:
+def repeated(done: Mapping[Key, Rec], rec: Rec) -> bool:
     """A record of a key that is already ok with the same fingerprint: work delivered twice (a
     retried task, a resubmitted unit). The first ok record stands; the repeat is dropped."""
     prev = done.get((rec.sample_id, rec.turn))
@@ -229,7 +236,7 @@ def repeated(done: Mapping[Key, Any], rec: Any) -> bool:
 
 
 def _keep(
-    store: RunStore, name: str, rec: Any, done: dict[Key, Any], counts: dict[str, int]
+    store: RunStore, name: str, rec: Rec, done: dict[Key, Rec], counts: dict[str, int]
 ) -> bool:
     """Append ``rec`` unless it repeats a kept one; whether it was kept."""
     if repeated(done, rec):

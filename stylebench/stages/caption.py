@@ -144,7 +144,7 @@ class CaptionStage:
             for i in range(0, len(keys), self.chunk)
         ]
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[CaptionRecord]:
+    def compute(self, unit: Unit, done: Mapping[Key, CaptionRecord]) -> Iterator[CaptionRecord]:
         keys = [k for k in unit.fps if not is_ok(done.get(k))]
         reqs = [unit.payload[k][1] for k in keys]
         many = getattr(self.captioner, "caption_many", None)
@@ -226,7 +226,9 @@ class CaptionJudgeStage:
             for i in range(0, len(keys), self.chunk)
         ]
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[CaptionVerdictRecord]:
+    def compute(
+        self, unit: Unit, done: Mapping[Key, CaptionVerdictRecord]
+    ) -> Iterator[CaptionVerdictRecord]:
         from stylebench.metrics.captions.base import CaptionVerdict
         from stylebench.metrics.judges.base import JudgeError
 

@@ -86,7 +86,7 @@ class FeaturesStage:
 
     resident = None  # stateless: any worker computes any sample
 
-    def job(self, unit: Unit, done: Mapping[Key, Any]) -> FeaturesJob:
+    def job(self, unit: Unit, done: Mapping[Key, FeatureRecord]) -> FeaturesJob:
         s, reps, trs = unit.payload
         pending = tuple(
             k for k in reps if not (done.get((s.id, k)) and done[(s.id, k)].status == "ok")
@@ -103,11 +103,11 @@ class FeaturesStage:
         )
 
     def accept(
-        self, unit: Unit, outcomes: Iterable[FeatureRecord], done: Mapping[Key, Any]
+        self, unit: Unit, outcomes: Iterable[FeatureRecord], done: Mapping[Key, FeatureRecord]
     ) -> Iterable[FeatureRecord]:
         return outcomes
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[FeatureRecord]:
+    def compute(self, unit: Unit, done: Mapping[Key, FeatureRecord]) -> Iterator[FeatureRecord]:
         return self.job(unit, done).run(None)
 
 

@@ -159,7 +159,7 @@ class JudgeStage:
             for i in range(0, len(keys), self.chunk)
         ]
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[JudgeRecord]:
+    def compute(self, unit: Unit, done: Mapping[Key, JudgeRecord]) -> Iterator[JudgeRecord]:
         """Yield the chunk's verdicts.
 
         Raises:

@@ -72,7 +72,7 @@ class LoudnessStage:
             if r.status == "ok"
         ]
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[LoudnessRecord]:
+    def compute(self, unit: Unit, done: Mapping[Key, LoudnessRecord]) -> Iterator[LoudnessRecord]:
         from stylebench.audio import load_audio
         from stylebench.metrics.loudness import integrated_loudness
 

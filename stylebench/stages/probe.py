@@ -50,7 +50,7 @@ class ProbeStage:
             if r.status == "ok" and k[0] in self.emotion_ids
         ]
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[ProbeRecord]:
+    def compute(self, unit: Unit, done: Mapping[Key, ProbeRecord]) -> Iterator[ProbeRecord]:
         from stylebench.metrics.emotion_probe import top
 
         ((key, fp),) = unit.fps.items()

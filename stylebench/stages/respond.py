@@ -89,7 +89,7 @@ class RespondStage:
             units.append(Unit(s.id, fps, payload=s))
         return units
 
-    def job(self, unit: Unit, done: Mapping[Key, Any]) -> RespondJob:
+    def job(self, unit: Unit, done: Mapping[Key, RespondRecord]) -> RespondJob:
         """The unit's sample with its user audio and earlier ok replies, by path."""
         s: Sample = unit.payload
         mine = {k: r for k in s.turn_numbers if (r := done.get((s.id, k))) is not None}
@@ -104,7 +104,7 @@ class RespondStage:
         return RespondJob(s, self.identity, users, mine, replies, self.limits, self.strict)
 
     def accept(
-        self, unit: Unit, outcomes: Iterable[ReplyOut], done: Mapping[Key, Any]
+        self, unit: Unit, outcomes: Iterable[ReplyOut], done: Mapping[Key, RespondRecord]
     ) -> Iterator[RespondRecord]:
         """Write each new reply's wav into the run folder (atomically), then hand its record on.
 
@@ -135,7 +135,7 @@ class RespondStage:
         """What a worker builds once and keeps: the model (see :class:`ModelSpec`)."""
         return self.model_spec
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[RespondRecord]:
+    def compute(self, unit: Unit, done: Mapping[Key, RespondRecord]) -> Iterator[RespondRecord]:
         if self.model is None:
             raise RuntimeError("the respond stage was planned without a model")
         yield from self.accept(unit, self.job(unit, done).run(self.model), done)

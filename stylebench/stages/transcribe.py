@@ -196,7 +196,7 @@ class TranscribeStage:
             )
         return units
 
-    def job(self, unit: Unit, done: Mapping[Key, Any]) -> TranscribeJob:
+    def job(self, unit: Unit, done: Mapping[Key, TranscriptRecord]) -> TranscribeJob:
         items = tuple(
             (
                 k,
@@ -210,11 +210,13 @@ class TranscribeStage:
         return TranscribeJob(items, self.batch_size, self.strict, self.machine)
 
     def accept(
-        self, unit: Unit, outcomes: Iterable[TranscriptRecord], done: Mapping[Key, Any]
+        self, unit: Unit, outcomes: Iterable[TranscriptRecord], done: Mapping[Key, TranscriptRecord]
     ) -> Iterable[TranscriptRecord]:
         return outcomes
 
-    def compute(self, unit: Unit, done: Mapping[Key, Any]) -> Iterator[TranscriptRecord]:
+    def compute(
+        self, unit: Unit, done: Mapping[Key, TranscriptRecord]
+    ) -> Iterator[TranscriptRecord]:
         return self.job(unit, done).run(self.get_asr())
 
 
