@@ -281,7 +281,7 @@ class ImportStage:
 
 
 def _problems(
-    folder: ReplyFolder, samples: Sequence[Sample], records: Mapping[Key, Any]
+    folder: ReplyFolder, samples: Sequence[Sample], records: Mapping[Key, RespondRecord]
 ) -> list[str]:
     """One line per problem: the folder's notes, then each error (a sample's shared one once)."""
     chosen = {s.id for s in samples}

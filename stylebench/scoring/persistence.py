@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from stylebench.metrics.dims.base import ScoreContext, dimension
-from stylebench.records import DIMS, DIRECTIONS, FeatureRecord, Key
+from stylebench.records import DIMS, DIRECTIONS, FeatureRecord, Key, RespondRecord
 from stylebench.scoring.bootstrap import check_boot
 from stylebench.scoring.cells import Thresholds, is_valid, perceptual_change
 from stylebench.scoring.vsp import total_vsp
@@ -112,7 +112,7 @@ def _reply_values(arm: Any, features: Mapping[Key, FeatureRecord], ctx: ScoreCon
 
 def paired_turns(
     pairs: Sequence[tuple[Any, Any]],
-    replies: Mapping[Key, Any],
+    replies: Mapping[Key, RespondRecord],
     features: Mapping[Key, FeatureRecord],
     ctx: ScoreContext,
     relevance: Mapping[Key, str] | None,

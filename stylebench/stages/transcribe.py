@@ -310,7 +310,7 @@ def current_transcripts(
     transcripts: Mapping[Key, TranscriptRecord],
     asr: tuple[str, str] | None,
     machine: Mapping[str, str] | None = None,
-) -> dict[Key, Any]:
+) -> dict[Key, TranscriptRecord]:
     """The transcripts (ok or error) of the current replies by this ASR; none without ASR."""
     if asr is None:
         return {}
