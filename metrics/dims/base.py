@@ -17,12 +17,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from stylebench.metrics.dims.names import DIMENSIONS  # the registry: names only
 from stylebench.records import FeatureRecord, Sample, TranscriptRecord
+
+if TYPE_CHECKING:
+    from stylebench.metrics.pitch import F0Stats
 
 #: turn -> the reply's score on the dim's linear scale, or why it has none
 TurnValues = dict[int, "float | str"]
@@ -105,20 +108,28 @@ class ReplyFrames:
         return pitch.drop_subharmonics(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
 
     @cached_property
-    def agreed_f0(self) -> np.ndarray | None:
-        """The frames every F0-based score reads (:attr:`scored_f0`), or ``None`` when they
-        cannot score: fewer than :data:`stylebench.metrics.pitch.MIN_VOICED_FRAMES` voted voiced
-        frames, or too few agreed frames for F0 statistics (the pitch dimension says why)."""
+    def f0_summary(self) -> tuple[F0Stats, float, float] | str:
+        """The statistics of the pitch score's frames (:attr:`scored_f0`) and the reply's own
+        octave guard ``(F0Stats, lo_hz, hi_hz)``, or why F0 cannot score (the pitch dimension's
+        ``no_f0`` flag): fewer than :data:`stylebench.metrics.pitch.MIN_VOICED_FRAMES` frames
+        voted voiced, or too few agreed frames. The one place that rule is applied."""
         from stylebench.metrics import pitch
 
-        if int(self.voted.sum()) < pitch.MIN_VOICED_FRAMES:
-            return None
+        n_voted = int(self.voted.sum())
+        if n_voted < pitch.MIN_VOICED_FRAMES:
+            return f"no_f0: {n_voted} frames voiced by two of the three F0 trackers"
         try:
-            pitch.f0_stats(self.scored_f0)
-            pitch.speaker_f0_range([self.scored_f0])
-        except ValueError:
-            return None
-        return self.scored_f0
+            stats = pitch.f0_stats(self.scored_f0, extractor="majority of pyworld, praat, swift")
+            lo, hi = pitch.speaker_f0_range([self.scored_f0])
+        except ValueError as exc:
+            return f"no_f0: the trackers agree on too few frames ({exc})"
+        return stats, lo, hi
+
+    @property
+    def agreed_f0(self) -> np.ndarray | None:
+        """The frames every F0-based score reads (:attr:`scored_f0`), or ``None`` when F0 cannot
+        score (:attr:`f0_summary` says why)."""
+        return None if isinstance(self.f0_summary, str) else self.scored_f0
 
 
 @dataclass(frozen=True)

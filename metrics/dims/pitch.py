@@ -123,9 +123,9 @@ class Pitch(Dimension):
         n_voted = int(frames.voted.sum())
         if active_s > 0:
             values["f0_voiced_share"] = min(1.0, n_voted * frame_s / active_s)
-        if n_voted < pitch.MIN_VOICED_FRAMES:
-            flags.append(f"no_f0: {n_voted} frames voiced by two of the three F0 trackers")
-            return values, flags
+        summary = frames.f0_summary
+        if n_voted < pitch.MIN_VOICED_FRAMES:  # summary says so
+            return values, [*flags, str(summary)]
         values["f0_agreement"] = float(np.sum(frames.majority_f0 > 0) / n_voted)
         if raw is not None:
             values["f0_octave_share"] = pitch.octave_share(track, frames.majority_f0)
@@ -133,15 +133,13 @@ class Pitch(Dimension):
                 flags.append("f0_octave_suspect")
         if values["f0_agreement"] < F0_MIN_AGREEMENT:
             flags.append("f0_extractors_disagree")
-        agreed = frames.scored_f0
-        try:
-            both = pitch.f0_stats(agreed, extractor="majority of pyworld, praat, swift")
-            lo, hi = pitch.speaker_f0_range([agreed])
-        except ValueError as exc:
-            flags.append(f"no_f0: the trackers agree on too few frames ({exc})")
+        if isinstance(summary, str):  # too few agreed frames
+            flags.append(summary)
             if raw is not None:
                 values["f0_mean_guarded"] = raw.mean_hz
             return values, flags
+        both, lo, hi = summary
+        agreed = frames.scored_f0
         weighted = pitch.weighted_mean_f0(agreed, frames.level_track)
         values.update(
             f0_mean_agreed=both.mean_hz, f0_mean_weighted=weighted, f0_median_agreed=both.median_hz
