@@ -262,7 +262,7 @@ def test_min_quality_gate_counts_n_ok_and_n():
         for c in score_cells(scores, thresholds=Thresholds(), n_boot=20, seed=0)
         if c.direction == "intensify"
     }
-    assert (cells["1-2"].n_ok, cells["1-2"].n) == (2, 3)
+    assert (cells["1-2"].n_decided, cells["1-2"].n) == (2, 3)
     assert cells["1-2"].errors == {REASONS["low_quality"]: 1}
     free = collect_turn_scores(samples, replies, feats, ScoreContext())
     assert not [t for t in free if t.error]

@@ -43,7 +43,7 @@ def test_hand_computed_cells():
         ("pitch", "intensify", "en", "2-3"),
     ]
     c12, c23 = cells
-    assert (c12.n, c12.n_ok, c12.n_valid) == (4, 3, 1)  # only s1 reaches +1 st (2.42 st)
+    assert (c12.n, c12.n_decided, c12.n_valid) == (4, 3, 1)  # only s1 reaches +1 st (2.42 st)
     assert c12.vsp == pytest.approx(100 / 3)
     assert c12.vsp_all == pytest.approx(25.0)
     assert c12.svd == pytest.approx(15.0)  # 100*30/200
@@ -54,7 +54,7 @@ def test_hand_computed_cells():
     assert c12.n_flagged == 0
     assert c12.svd_ci == (15.0, 15.0)  # one valid sample: degenerate CI
     # 2-3: s1 +2.12 st valid, s2 +0.34 st, s3 +0.94 st (below 1 st): not valid.
-    assert (c23.n, c23.n_ok, c23.n_valid) == (4, 3, 1)
+    assert (c23.n, c23.n_decided, c23.n_valid) == (4, 3, 1)
     assert c23.svd == pytest.approx(100 * 30 / 230)
     assert c23.svd_signed == pytest.approx((100 * 30 / 230 + 100 * 4 / 201 + 100 * 10 / 180) / 3)
     assert c23.errors == {"tts timeout": 1}  # the earliest failed turn of the pair
@@ -110,7 +110,7 @@ def test_attenuate_cell_and_emotion_groups():
     ]
     cells = {(c.dim, c.pair): c for c in score_cells(scores, n_boot=100)}
     v12 = cells[("volume", "1-2")]
-    assert (v12.n_ok, v12.n_valid, v12.vsp) == (2, 1, 50.0)
+    assert (v12.n_decided, v12.n_valid, v12.vsp) == (2, 1, 50.0)
     assert v12.svd == pytest.approx(50.0)
     assert cells[("volume", "2-3")].n_valid == 2
     e12, e23 = cells[("emotion", "1-2")], cells[("emotion", "2-3")]
@@ -138,10 +138,10 @@ def test_bad_records_raise():
 
 def test_exclude_counts_nowhere_and_missing_turns():
     c12 = score_cells(_table(), exclude={"s4"}, n_boot=50)[0]
-    assert (c12.n, c12.n_ok, c12.errors, c12.vsp_all) == (3, 3, {}, pytest.approx(100 / 3))
+    assert (c12.n, c12.n_decided, c12.errors, c12.vsp_all) == (3, 3, {}, pytest.approx(100 / 3))
     partial = _sample("p", [200.0, 240.0])  # no turn-3 record at all
     c23 = score_cells(partial, n_boot=50)[1]
-    assert (c23.n, c23.n_ok, c23.errors) == (1, 0, {"missing turn record": 1})
+    assert (c23.n, c23.n_decided, c23.errors) == (1, 0, {"missing turn record": 1})
     assert (c23.vsp, c23.vsp_all, c23.vsp_ci) == (None, 0.0, None)
 
 
@@ -229,7 +229,7 @@ def test_excluded_and_failed_samples_do_not_stop_the_count():
             for k, v in zip((1, 2, 3), vals, strict=True)
         ]
     cells = {c.pair: c for c in score_cells(scores, n_boot=10, exclude={"s0"})}
-    assert (cells["1-2"].n, cells["1-2"].n_ok, cells["1-2"].n_valid) == (3, 2, 2)
+    assert (cells["1-2"].n, cells["1-2"].n_decided, cells["1-2"].n_valid) == (3, 2, 2)
     assert cells["1-2"].errors == {"failed": 1}
 
 

@@ -349,7 +349,7 @@ def cell_row(c: PairCell) -> dict[str, Any]:
         "lang": cell.lang,
         "group": cell.group,
         "n": cell.n,
-        "n_ok": cell.n_ok,
+        "n_ok": cell.n_decided,
         "n_moved": cell.n_valid,
         "vsp": cell.vsp,
         "vsp_ci_low": ci(cell.vsp_ci, 0),
@@ -363,7 +363,7 @@ def cell_row(c: PairCell) -> dict[str, Any]:
         "svd_ci_low": ci(cell.svd_ci, 0),
         "svd_ci_high": ci(cell.svd_ci, 1),
         "svd_signed": cell.svd_signed,
-        "n_unscored": cell.n - cell.n_ok,
+        "n_unscored": cell.n - cell.n_decided,
         "unscored": dict(cell.errors),
     }
 

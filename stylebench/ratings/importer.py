@@ -12,7 +12,7 @@ Human VSP, per (dim, direction, lang, group, pair), over the samples at least on
 judged on that pair: a sample's *majority* is ``later`` when more kept raters chose the later turn
 as stronger, ``earlier`` when fewer, ``tie`` otherwise. It is *valid* when the majority is
 ``later`` for intensify or ``earlier`` for attenuate; a tie is not valid. VSP = 100 * valid /
-judged, with a percentile bootstrap CI (``stylebench.scoring.vsp.total_vsp``).
+judged, with a percentile bootstrap CI (``stylebench.scoring.vsp.vsp_cell``).
 Agreement (kept raters, sample items only; checks excluded) is in :mod:`stylebench.ratings.stats`.
 """
 
@@ -24,6 +24,7 @@ import io
 import json
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from stylebench.ratings.stats import (
     transpose,
 )
 from stylebench.scoring.cells import cell_sort_key
-from stylebench.scoring.vsp import round_vsp, total_vsp
+from stylebench.scoring.vsp import VspCell, round_vsp, vsp_cell
 from stylebench.store import RunStore
 
 SUMMARY_FORMAT = "stylebench-ratings-summary/1"
@@ -156,6 +157,36 @@ def _later(field: str, value: str | None) -> str | None:
     return "later" if value == field[-1] else "earlier"
 
 
+@dataclass(frozen=True, kw_only=True)
+class HumanCell(VspCell):
+    """A human VSP cell: the shared VSP fields (``n_decided`` = samples with a majority, ties
+    included, stored as ``n_judged``), the ties and the mean 1-5 intensity change."""
+
+    n_tie: int
+    intensity_change_mean: float | None
+
+
+def human_cell_dict(c: HumanCell) -> dict[str, Any]:
+    """A human cell's JSON form: VSP to 2 decimals, the intensity change to 3."""
+    vsp, vsp_ci = round_vsp(c)
+    return {
+        "dim": c.dim,
+        "direction": c.direction,
+        "lang": c.lang,
+        "pair": c.pair,
+        "group": c.group,
+        "vsp": vsp,
+        "vsp_ci": vsp_ci,
+        "n": c.n,
+        "n_judged": c.n_decided,
+        "n_valid": c.n_valid,
+        "n_tie": c.n_tie,
+        "intensity_change_mean": None
+        if c.intensity_change_mean is None
+        else round(c.intensity_change_mean, 3),
+    }
+
+
 def summarize(
     key: dict[str, Any], answers: Answers, kept: Sequence[str], *, n_boot: int = 2000, seed: int = 0
 ) -> dict[str, Any]:
@@ -200,27 +231,18 @@ def summarize(
     out_cells = []
     for k in sorted(cells, key=lambda k: cell_sort_key(*k)):
         rows = cells[k]
-        total = total_vsp(
-            (r["valid"] for r in rows if r["valid"] is not None), n_boot=n_boot, seed=seed
-        )
-        vsp, vsp_ci = round_vsp(total)
         deltas = [r["intensity_change"] for r in rows if r["intensity_change"] is not None]
-        out_cells.append(
-            {
-                "dim": k[0],
-                "direction": k[1],
-                "lang": k[2],
-                "pair": k[3],
-                "group": k[4],
-                "vsp": vsp,
-                "vsp_ci": vsp_ci,
-                "n": len(rows),
-                "n_judged": total.n_decided,
-                "n_valid": sum(r["valid"] is True for r in rows),
-                "n_tie": sum(r["majority"] == "tie" for r in rows),
-                "intensity_change_mean": round(sum(deltas) / len(deltas), 3) if deltas else None,
-            }
+        cell = vsp_cell(
+            HumanCell,
+            k,
+            (r["valid"] for r in rows if r["valid"] is not None),
+            n=len(rows),
+            n_boot=n_boot,
+            seed=seed,
+            n_tie=sum(r["majority"] == "tie" for r in rows),
+            intensity_change_mean=sum(deltas) / len(deltas) if deltas else None,
         )
+        out_cells.append(human_cell_dict(cell))
     return {
         "cells": out_cells,
         "agreement": agreement(samples, answers, kept),

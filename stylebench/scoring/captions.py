@@ -22,6 +22,7 @@ and the reply's measured score, and its change against turn 1, across replies.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stylebench.metrics.dims.base import dimension
@@ -35,7 +36,7 @@ from stylebench.records import (
 )
 from stylebench.scoring.cells import Thresholds, TurnScore, cell_sort_key, perceptual_change
 from stylebench.scoring.emotion import cohen_kappa
-from stylebench.scoring.vsp import round_vsp, total_vsp
+from stylebench.scoring.vsp import VspCell, round_vsp, vsp_cell
 
 if TYPE_CHECKING:
     from stylebench.config import RunConfig
@@ -81,29 +82,60 @@ def caption_cells(
         cells.items(), key=lambda kv: cell_sort_key(kv[0][0], kv[0][1], kv[0][2], kv[0][3], "")
     ):
         labels, want = c["labels"], WANTED[direction]
-        total = total_vsp((x == want for x in labels if x in DECIDED), n_boot=n_boot, seed=seed)
-        vsp, vsp_ci = round_vsp(total)
-        n_valid = labels.count(want)
-        out.append(
-            {
-                "dim": dim,
-                "direction": direction,
-                "lang": lang,
-                "pair": pair,
-                "n": c["n"],
-                "n_ok": len(labels),
-                "n_decided": total.n_decided,
-                "n_valid": n_valid,
-                "vsp": vsp,
-                "vsp_ci": vsp_ci,
-                "vsp_all": round(100.0 * n_valid / len(labels), 2) if labels else None,
-                "tie_rate": _rate(labels.count("same"), len(labels)),
-                "cannot_tell_rate": _rate(labels.count("cannot_tell"), len(labels)),
-                "unparseable_rate": _rate(labels.count("unparseable"), len(labels)),
-                "errors": dict(sorted(c["errors"].items())),
-            }
+        cell = vsp_cell(
+            CaptionCell,
+            (dim, direction, lang, pair, ""),
+            (x == want for x in labels if x in DECIDED),
+            n=c["n"],
+            n_boot=n_boot,
+            seed=seed,
+            errors=c["errors"],
+            n_captioned=len(labels),
+            tie_rate=_rate(labels.count("same"), len(labels)),
+            cannot_tell_rate=_rate(labels.count("cannot_tell"), len(labels)),
+            unparseable_rate=_rate(labels.count("unparseable"), len(labels)),
         )
+        out.append(caption_cell_dict(cell))
     return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaptionCell(VspCell):
+    """A caption VSP cell (no group: ``""``): the shared VSP fields (``n_decided`` = verdicts
+    increased, decreased or same), the verdicts the judge gave (``n_captioned``, stored as
+    ``n_ok``; ``cannot_tell`` and ``unparseable`` included) and each verdict's share of them."""
+
+    n_captioned: int
+    tie_rate: float | None
+    cannot_tell_rate: float | None
+    unparseable_rate: float | None
+
+    @property
+    def vsp_all(self) -> float | None:
+        """100 * valid / every verdict given (``cannot_tell`` and ``unparseable``: not valid)."""
+        return 100.0 * self.n_valid / self.n_captioned if self.n_captioned else None
+
+
+def caption_cell_dict(c: CaptionCell) -> dict[str, Any]:
+    """A caption cell's JSON form (no group): percents to 2 decimals, rates to 4."""
+    vsp, vsp_ci = round_vsp(c)
+    return {
+        "dim": c.dim,
+        "direction": c.direction,
+        "lang": c.lang,
+        "pair": c.pair,
+        "n": c.n,
+        "n_ok": c.n_captioned,
+        "n_decided": c.n_decided,
+        "n_valid": c.n_valid,
+        "vsp": vsp,
+        "vsp_ci": vsp_ci,
+        "vsp_all": None if c.vsp_all is None else round(c.vsp_all, 2),
+        "tie_rate": c.tie_rate,
+        "cannot_tell_rate": c.cannot_tell_rate,
+        "unparseable_rate": c.unparseable_rate,
+        "errors": dict(c.errors),
+    }
 
 
 def acoustic_label(dim: str, a: float, b: float, thresholds: Thresholds) -> str:

@@ -3,8 +3,9 @@
 Definitions (see ``docs/`` and DESIGN.md, "Change between turns, VSP and SVD"):
 
 - A *cell* is one (dim, direction, lang, pair, group); ``pair`` is ``"1-2"`` or ``"2-3"``.
-- A sample is *ok* for a pair when both of its turns have a score; otherwise it is *failed*, its
-  reason is counted in ``Cell.errors`` and it counts as not valid in ``vsp_all``.
+- A sample is *ok* (decided: ``Cell.n_decided``, stored as ``n_ok``) for a pair when both of its
+  turns have a score; otherwise it is *failed*, its reason is counted in ``Cell.errors`` and it
+  counts as not valid in ``vsp_all``.
 - The *perceptual change* from score ``a`` to ``b`` is ``12*log2(b/a)`` semitones (pitch),
   ``20*log10(b/a)`` dB (volume), ``100*(b/a-1)`` percent (speed) and ``b-a`` (emotion, whose scores
   are ratings or probabilities taken as given).
@@ -28,7 +29,7 @@ import numpy as np
 from stylebench.metrics.dims.base import all_dims, dimension, in_order
 from stylebench.records import DIMS, DIRECTIONS, PAIRS, TURNS
 from stylebench.scoring.bootstrap import bootstrap_ci, check_boot
-from stylebench.scoring.vsp import total_vsp
+from stylebench.scoring.vsp import CellKey, VspCell, vsp_cell
 
 if TYPE_CHECKING:
     from stylebench.config import ScoreConfig
@@ -47,7 +48,7 @@ NO_REASON = "no value (no reason recorded)"
 CELL_ID = ("dim", "direction", "lang", "pair", "group")
 #: its style numbers; a ``*_ci`` is a (low, high) pair, split by :func:`split_ci` for flat tables
 CELL_STYLE = ("vsp", "vsp_ci", "vsp_all", "svd", "svd_ci", "svd_signed", "change_mean")
-#: its sample counts
+#: its sample counts (``n_ok`` is the stored name of :attr:`Cell.n_decided`: ``vsp.STORED_AS``)
 CELL_COUNTS = ("n", "n_ok", "n_valid")
 #: what was set aside: flagged samples, and the unscored ones by reason
 CELL_SET_ASIDE = ("n_flagged", "errors")
@@ -185,27 +186,18 @@ def thresholds_from(score_cfg: ScoreConfig) -> Thresholds:
     )
 
 
-@dataclass(frozen=True)
-class Cell:
-    """Aggregate for one (dim, direction, lang, pair, group); percents are 0-100."""
+@dataclass(frozen=True, kw_only=True)
+class Cell(VspCell):
+    """The acoustic cell of one (dim, direction, lang, pair, group): the shared VSP fields
+    (:class:`~stylebench.scoring.vsp.VspCell`; ``n_decided`` = samples with both turns scored,
+    stored as ``n_ok``), then SVD and the measured changes; percents are 0-100."""
 
-    dim: str
-    direction: str
-    lang: str
-    pair: str
-    group: str
-    n: int
-    n_ok: int
-    n_valid: int
-    vsp: float | None
-    vsp_ci: tuple[float, float] | None
     vsp_all: float | None
     svd: float | None
     svd_ci: tuple[float, float] | None
     svd_signed: float | None
     change_mean: float | None
     n_flagged: int
-    errors: dict[str, int] = field(default_factory=dict)
 
 
 def _round(x: float | None, nd: int) -> float | None:
@@ -232,7 +224,7 @@ def cell_dict(c: Cell) -> dict[str, Any]:
         "svd_signed": _round(c.svd_signed, 3),
         "change_mean": _round(c.change_mean, 3),
         "n": c.n,
-        "n_ok": c.n_ok,
+        "n_ok": c.n_decided,
         "n_valid": c.n_valid,
         "n_flagged": c.n_flagged,
         "errors": dict(c.errors),
@@ -323,7 +315,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def aggregate_cell(
-    key: tuple[str, str, str, str, str],
+    key: CellKey,
     members: Sequence[SampleTurns],
     pair: tuple[int, int],
     thresholds: Thresholds,
@@ -355,21 +347,20 @@ def aggregate_cell(
         if ok_valid:
             valid.append(abs(relative_change(dim, a, b)))
         n_flagged += bool(ta.flags or tb.flags)
-    n, vsp = len(members), total_vsp(verdicts, **boot)
-    return Cell(
-        *key,
+    n = len(members)
+    return vsp_cell(
+        Cell,
+        key,
+        verdicts,
         n=n,
-        n_ok=vsp.n_decided,
-        n_valid=vsp.n_valid,
-        vsp=vsp.vsp,
-        vsp_ci=vsp.vsp_ci,
+        **boot,
+        errors=errors,
         vsp_all=100.0 * len(valid) / n if n else None,
         svd=_mean(valid),
         svd_ci=bootstrap_ci(valid, **boot),
         svd_signed=_mean(signed),
         change_mean=_mean(changes),
         n_flagged=n_flagged,
-        errors=dict(sorted(errors.items())),
     )
 
 
