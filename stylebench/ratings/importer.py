@@ -39,7 +39,7 @@ from stylebench.ratings.stats import (
     transpose,
 )
 from stylebench.scoring.cells import cell_sort_key
-from stylebench.scoring.vsp import VspCell, round_vsp, vsp_cell
+from stylebench.scoring.vsp import VspCell, key_json, round_vsp, vsp_cell
 from stylebench.store import RunStore
 
 SUMMARY_FORMAT = "stylebench-ratings-summary/1"
@@ -170,11 +170,7 @@ def human_cell_dict(c: HumanCell) -> dict[str, Any]:
     """A human cell's JSON form: VSP to 2 decimals, the intensity change to 3."""
     vsp, vsp_ci = round_vsp(c)
     return {
-        "dim": c.dim,
-        "direction": c.direction,
-        "lang": c.lang,
-        "pair": c.pair,
-        "group": c.group,
+        **key_json(c),
         "vsp": vsp,
         "vsp_ci": vsp_ci,
         "n": c.n,

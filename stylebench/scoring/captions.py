@@ -36,7 +36,7 @@ from stylebench.records import (
 )
 from stylebench.scoring.cells import Thresholds, TurnScore, cell_sort_key, perceptual_change
 from stylebench.scoring.emotion import cohen_kappa
-from stylebench.scoring.vsp import VspCell, round_vsp, vsp_cell
+from stylebench.scoring.vsp import VspCell, key_json, round_vsp, vsp_cell
 
 if TYPE_CHECKING:
     from stylebench.config import RunConfig
@@ -120,10 +120,7 @@ def caption_cell_dict(c: CaptionCell) -> dict[str, Any]:
     """A caption cell's JSON form (no group): percents to 2 decimals, rates to 4."""
     vsp, vsp_ci = round_vsp(c)
     return {
-        "dim": c.dim,
-        "direction": c.direction,
-        "lang": c.lang,
-        "pair": c.pair,
+        **key_json(c, group=False),
         "n": c.n,
         "n_ok": c.n_captioned,
         "n_decided": c.n_decided,

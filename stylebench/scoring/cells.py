@@ -29,7 +29,7 @@ import numpy as np
 from stylebench.metrics.dims.base import all_dims, dimension, in_order
 from stylebench.records import DIMS, DIRECTIONS, PAIRS, TURNS
 from stylebench.scoring.bootstrap import bootstrap_ci, check_boot
-from stylebench.scoring.vsp import CellKey, VspCell, vsp_cell
+from stylebench.scoring.vsp import CellKey, VspCell, key_json, round_vsp, vsp_cell
 
 if TYPE_CHECKING:
     from stylebench.config import ScoreConfig
@@ -210,14 +210,11 @@ def _ci(ci: tuple[float, float] | None, nd: int) -> list[float] | None:
 
 def cell_dict(c: Cell) -> dict[str, Any]:
     """The JSON form of a cell (keys :data:`CELL_KEYS`): percents to 2 decimals, SVD to 3."""
+    vsp, vsp_ci = round_vsp(c)
     return {
-        "dim": c.dim,
-        "direction": c.direction,
-        "lang": c.lang,
-        "pair": c.pair,
-        "group": c.group,
-        "vsp": _round(c.vsp, 2),
-        "vsp_ci": _ci(c.vsp_ci, 2),
+        **key_json(c),
+        "vsp": vsp,
+        "vsp_ci": vsp_ci,
         "vsp_all": _round(c.vsp_all, 2),
         "svd": _round(c.svd, 3),
         "svd_ci": _ci(c.svd_ci, 3),

@@ -125,3 +125,10 @@ def vsp_cell(
         errors=dict(sorted((errors or {}).items())),
         **extra,
     )
+
+
+def key_json(cell: VspCell, *, group: bool = True) -> dict[str, str]:
+    """The cell's key as its JSON form begins: dim, direction, lang, pair and (unless the kind
+    has none) group."""
+    out = {"dim": cell.dim, "direction": cell.direction, "lang": cell.lang, "pair": cell.pair}
+    return {**out, "group": cell.group} if group else out
