@@ -108,6 +108,14 @@ class ReplyFrames:
         return pitch.drop_subharmonics(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
 
     @cached_property
+    def too_few_voted(self) -> bool:
+        """Fewer than :data:`stylebench.metrics.pitch.MIN_VOICED_FRAMES` frames voted voiced: too
+        few to compare the trackers on, and F0 cannot score (:attr:`f0_summary`)."""
+        from stylebench.metrics import pitch
+
+        return int(self.voted.sum()) < pitch.MIN_VOICED_FRAMES
+
+    @cached_property
     def f0_summary(self) -> tuple[F0Stats, float, float] | str:
         """The statistics of the pitch score's frames (:attr:`scored_f0`) and the reply's own
         octave guard ``(F0Stats, lo_hz, hi_hz)``, or why F0 cannot score (the pitch dimension's
@@ -115,8 +123,8 @@ class ReplyFrames:
         voted voiced, or too few agreed frames. The one place that rule is applied."""
         from stylebench.metrics import pitch
 
-        n_voted = int(self.voted.sum())
-        if n_voted < pitch.MIN_VOICED_FRAMES:
+        if self.too_few_voted:
+            n_voted = int(self.voted.sum())
             return f"no_f0: {n_voted} frames voiced by two of the three F0 trackers"
         try:
             stats = pitch.f0_stats(self.scored_f0, extractor="majority of pyworld, praat, swift")

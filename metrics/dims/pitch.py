@@ -124,7 +124,7 @@ class Pitch(Dimension):
         if active_s > 0:
             values["f0_voiced_share"] = min(1.0, n_voted * frame_s / active_s)
         summary = frames.f0_summary
-        if n_voted < pitch.MIN_VOICED_FRAMES:  # summary says so
+        if frames.too_few_voted:  # nothing to compare the trackers on; summary says why
             return values, [*flags, str(summary)]
         values["f0_agreement"] = float(np.sum(frames.majority_f0 > 0) / n_voted)
         if raw is not None:
