@@ -22,13 +22,14 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="alignment",
-    version="1",
-    outputs=("dtw_cost_prev",),
+    version="2",
+    outputs=("dtw_cost_prev", "dtw_prev_turn"),
     needs=("audio", "speech_span"),
     description=(
         "dtw_cost_prev: mean MFCC distance (12 standardised coefficients, 20 ms frames) along "
-        "the DTW path between this reply's speech span and the previous turn's; low when both "
-        "say the same words (the speed cross-check's same-content test)."
+        "the DTW path between this reply's speech span and the previous measured turn's "
+        "(dtw_prev_turn); low when both say the same words, which then share one syllable count "
+        "(the speed dimension)."
     ),
 )
 

@@ -27,8 +27,40 @@ from stylebench.records import FeatureRecord, Sample, TranscriptRecord
 if TYPE_CHECKING:
     from stylebench.metrics.pitch import F0Stats
 
-#: turn -> the reply's score on the dim's linear scale, or why it has none
-TurnValues = dict[int, "float | str"]
+
+@dataclass(frozen=True)
+class Shared:
+    """A turn's score measured together with other turns of its sample that say the same words
+    (speed: one syllable count for all of them, so a change between two of them is the ratio of
+    their speech spans; :mod:`stylebench.metrics.dims.speed`).
+
+    Attributes:
+        value: the score on the dim's linear scale.
+        turns: the turns that share the measurement, this one included.
+        cross_error: ``None`` when the score may be compared with any turn; else why a change to
+            a turn outside :attr:`turns` has no score (the shared count is doubtful: it cancels
+            only between the turns that share it).
+    """
+
+    value: float
+    turns: tuple[int, ...]
+    cross_error: str | None = None
+
+
+#: turn -> the reply's score on the dim's linear scale (plain, or :class:`Shared` with other
+#: turns), or why it has none
+TurnValues = dict[int, "float | Shared | str"]
+
+
+def plain(v: float | Shared | str | None) -> float | str | None:
+    """A turn value for a reader that compares it with no other turn of its own sample (a file
+    measured alone, the control arm of another sample): a :class:`Shared` score whose count is
+    doubtful outside its turns is that reason; else its number."""
+    if isinstance(v, Shared):
+        return v.cross_error if v.cross_error is not None else v.value
+    return v
+
+
 #: the :class:`stylebench.synth.base.Style` knobs every synthesiser implements (a reference step
 #: on any other knob travels in ``Style.extra`` and is applied by :meth:`Dimension.transform`;
 #: tests/test_dims.py checks the two lists agree)
@@ -54,9 +86,17 @@ class ScoredTurn(Protocol):
     @property
     def sample_id(self) -> str: ...
     @property
+    def turn(self) -> int: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
     def flags(self) -> tuple[str, ...]: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def same_words(self) -> tuple[int, ...]: ...
+    @property
+    def cross_error(self) -> str | None: ...
 
 
 @dataclass(frozen=True)

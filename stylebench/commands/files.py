@@ -23,7 +23,7 @@ from typing import Any
 
 from stylebench.config import RunConfig, resolve_config, section_of
 from stylebench.errors import BadValue
-from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension, in_order
+from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension, in_order, plain
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.score_config import score_context, thresholds_of
 from stylebench.records import LANGS, FeatureRecord, TranscriptRecord, error_record
@@ -192,7 +192,7 @@ def _score(
     for k, (tr, feat) in enumerate(records, start=1):
         scores, unscored = {}, {}
         for name in file_dims():
-            v = values[name].get(k)
+            v = plain(values[name].get(k))
             if feat.status != "ok":
                 unscored[name] = f"features: {feat.error}"
             elif isinstance(v, str) or v is None:

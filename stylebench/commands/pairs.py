@@ -36,7 +36,13 @@ from stylebench.commands.files import (
 from stylebench.errors import BadValue, MissingFile
 from stylebench.metrics.dims.base import dimension
 from stylebench.records import DIMS, DIRECTIONS, LANGS
-from stylebench.scoring.cells import TurnScore, is_valid, perceptual_change, relative_change
+from stylebench.scoring.cells import (
+    TurnScore,
+    is_valid,
+    pair_values,
+    perceptual_change,
+    relative_change,
+)
 from stylebench.scoring.pairs import PairCell, pair_cells
 from stylebench.scoring.turns import turn_score
 
@@ -237,13 +243,12 @@ def score_pairs(
         ta = turn_score(p, 1, fa.features, values, extra, p.group)
         tb = turn_score(p, 2, fb.features, values, extra, p.group)
         scores += [ta, tb]
-        if ta.value is None or tb.value is None:
-            side, bad = ("a", ta) if ta.value is None else ("b", tb)
-            results.append(
-                PairResult(p, fa, fb, (ta, tb), None, None, None, f"{side}: {bad.error}")
-            )
+        got = pair_values(ta, tb)
+        if isinstance(got, str):
+            side = "a" if ta.value is None else "b"
+            results.append(PairResult(p, fa, fb, (ta, tb), None, None, None, f"{side}: {got}"))
             continue
-        a, b = ta.value, tb.value
+        a, b = got
         results.append(
             PairResult(
                 p,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stylebench.metrics.dims.base import dimension
 from stylebench.records import DIMS, DIRECTIONS
-from stylebench.scoring.cells import TurnScore, collect_samples, perceptual_change
+from stylebench.scoring.cells import TurnScore, collect_samples, pair_values, perceptual_change
 
 
 class NothingToPlot(ValueError):
@@ -26,8 +26,9 @@ def trajectories(
             continue
         line = out.setdefault(s.dim, {}).setdefault((s.direction, s.lang), {1: [], 2: [], 3: []})
         for t, ts in s.turns.items():
-            if ts.value is not None:
-                line[t].append(perceptual_change(s.dim, t1.value, ts.value))
+            got = pair_values(t1, ts)
+            if not isinstance(got, str):
+                line[t].append(perceptual_change(s.dim, *got))
     return out
 
 

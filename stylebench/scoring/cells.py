@@ -96,6 +96,13 @@ class TurnScore:
     error: str | None = None
     flags: tuple[str, ...] = ()
     group: str = ""
+    #: the turns of its sample measured together with this one because they say the same words
+    #: (its own included; :class:`stylebench.metrics.dims.base.Shared`); empty when it was
+    #: measured alone
+    same_words: tuple[int, ...] = ()
+    #: when set, a change from this score to a turn outside :attr:`same_words` has no score, and
+    #: this is why (their shared measurement cancels only between them)
+    cross_error: str | None = None
 
     def __post_init__(self) -> None:
         where = f"TurnScore(sample_id={self.sample_id!r}, turn={self.turn!r})"
@@ -111,6 +118,27 @@ class TurnScore:
                 )
             object.__setattr__(self, "value", v)
         object.__setattr__(self, "flags", tuple(self.flags))
+        object.__setattr__(self, "same_words", tuple(self.same_words))
+
+
+def pair_values(ta: TurnScore | None, tb: TurnScore | None) -> tuple[float, float] | str:
+    """The two scores a change from turn ``ta`` to turn ``tb`` of one sample is taken from, or
+    why that change has no score: a missing turn, a turn without a score, or a score that may be
+    compared only with the turns it shares its measurement with (:attr:`TurnScore.cross_error`).
+    Every reader of a change between turns asks here (cells, per-sample outcomes, plots,
+    captions), so they agree on which changes exist."""
+    if ta is None:
+        return MISSING_TURN
+    if ta.value is None:
+        return ta.error or NO_REASON
+    if tb is None:
+        return MISSING_TURN
+    if tb.value is None:
+        return tb.error or NO_REASON
+    for t, other in ((ta, tb), (tb, ta)):
+        if t.cross_error is not None and other.turn not in t.same_words:
+            return t.cross_error
+    return ta.value, tb.value
 
 
 def _thresholds_post_init(self: Any) -> None:
@@ -330,12 +358,11 @@ def aggregate_cell(
     n_flagged = 0
     for sample in members:
         ta, tb = sample.turns.get(pair[0]), sample.turns.get(pair[1])
-        if ta is None or tb is None or ta.value is None or tb.value is None:
-            first_bad = next(t for t in (ta, tb) if t is None or t.value is None)
-            reason = MISSING_TURN if first_bad is None else (first_bad.error or NO_REASON)
-            errors[reason] = errors.get(reason, 0) + 1
+        got = pair_values(ta, tb)
+        if isinstance(got, str):
+            errors[got] = errors.get(got, 0) + 1
             continue
-        a, b = ta.value, tb.value
+        a, b = got
         dim = sample.dim
         ok_valid = is_valid(dim, sample.direction, a, b, thresholds)
         verdicts.append(ok_valid)
@@ -343,7 +370,7 @@ def aggregate_cell(
         changes.append(perceptual_change(dim, a, b))
         if ok_valid:
             valid.append(abs(relative_change(dim, a, b)))
-        n_flagged += bool(ta.flags or tb.flags)
+        n_flagged += bool((ta is not None and ta.flags) or (tb is not None and tb.flags))
     n = len(members)
     return vsp_cell(
         Cell,

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from stylebench.metrics.dims.base import ScoreContext, dimension
+from stylebench.metrics.dims.base import ScoreContext, dimension, plain
 from stylebench.records import DIMS, DIRECTIONS, FeatureRecord, Key, RespondRecord
 from stylebench.scoring.bootstrap import check_boot
 from stylebench.scoring.cells import Thresholds, is_valid, perceptual_change
@@ -105,8 +105,10 @@ def _reply_values(arm: Any, features: Mapping[Key, FeatureRecord], ctx: ScoreCon
             out[k] = "features: " + (f.error.splitlines()[0][:200] if f.error else "error")
         elif k not in values:
             out[k] = f"{arm.dim}: no score (not measured)"
-        else:
-            out[k] = values[k]
+        else:  # compared with the control arm's turn (another sample): a shared count that is
+            # doubtful outside its own turns does not hold there
+            v = plain(values[k])
+            out[k] = f"{arm.dim}: no score (not measured)" if v is None else v
     return out
 
 

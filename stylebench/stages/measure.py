@@ -220,7 +220,7 @@ def finish_sample(
     out: dict[int, tuple[dict[str, float], list[str]] | str] = {}
     for k, p in parts.items():
         if k in costs:
-            p["values"]["dtw_cost_prev"] = costs[k]
+            p["values"]["dtw_cost_prev"], p["values"]["dtw_prev_turn"] = costs[k]
         try:
             values, reply_flags = _finish_reply(p, transcripts.get(k), lang)
         except ValueError as exc:
@@ -336,9 +336,10 @@ def _transcript_values(values: dict[str, float], tr: Any, lang: str) -> list[str
     return flags
 
 
-def _alignment_costs(parts: dict[int, dict[str, Any]]) -> dict[int, float]:
-    """Per turn, the DTW cost of its speech span's MFCCs against the previous turn's
-    (:mod:`stylebench.metrics.alignment`): low when the two say the same words."""
+def _alignment_costs(parts: dict[int, dict[str, Any]]) -> dict[int, tuple[float, float]]:
+    """Per turn, the DTW cost of its speech span's MFCCs against the previous measured turn's
+    (:mod:`stylebench.metrics.alignment`: low when the two say the same words), and which turn
+    that was."""
     from stylebench.metrics.alignment import HOP_S, alignment_cost
 
     def spectra(p: dict[str, Any]) -> np.ndarray | None:
@@ -353,5 +354,5 @@ def _alignment_costs(parts: dict[int, dict[str, Any]]) -> dict[int, float]:
     for prev, k in zip(turns, turns[1:], strict=False):
         a, b = spectra(parts[prev]), spectra(parts[k])
         if a is not None and b is not None:
-            out[k] = alignment_cost(a, b)
+            out[k] = alignment_cost(a, b), float(prev)
     return out
