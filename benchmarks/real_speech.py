@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 from asr_cache import cached_transcript
 from real_speech_report import render, summarise
-from real_speech_words import asr_path, different_words
 from real_speech_transforms import (
     Change,
     changes,
@@ -44,6 +43,7 @@ from real_speech_transforms import (
     load_vstyle,
     make_versions,
 )
+from real_speech_words import asr_path, different_words
 
 DIMS = ("pitch", "volume", "speed")
 #: pyworld frames this far below Praat's median count as octave (subharmonic) errors
