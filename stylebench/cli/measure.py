@@ -22,7 +22,10 @@ from stylebench.cli.rows import (
 )
 from stylebench.records import LANGS
 
-HELP = "measure audio files: pitch, loudness, speaking rate, speech quality, speech span, transcript, flags"
+HELP = (
+    "measure audio files: pitch, RMS volume, speaking rate, speech quality, speech span, "
+    "transcript, flags (--loudness: integrated loudness, LUFS)"
+)
 #: the transcript as the table shows it
 TRANSCRIPT_CHARS = 40
 
@@ -56,7 +59,8 @@ def params() -> list[Any]:
     ]
 
 
-def table_columns() -> list[tuple[str, Any]]:
+def table_columns(loudness: bool = False) -> list[tuple[str, Any]]:
+    """The table's columns; ``loudness`` adds the integrated loudness (``--loudness``)."""
     from stylebench.commands.files import file_dims
     from stylebench.metrics.dims.base import dimension
 
@@ -68,7 +72,9 @@ def table_columns() -> list[tuple[str, Any]]:
     ]
     for d in file_dims():
         if d == "volume":
-            cols.append(("volume dBFS", lambda r: num(r["volume_dbfs"], 1)))
+            cols.append(("RMS volume dBFS", lambda r: num(r["volume_dbfs"], 1)))
+            if loudness:
+                cols.append(("loudness LUFS", lambda r: num(r["loudness_lufs"], 1)))
             continue
         unit = {"pitch": "Hz", "speed": "syl/min"}.get(d, dimension(d).unit)
         cols.append((f"{d} {unit}", lambda r, d=d: num(r[d], 1)))
@@ -149,7 +155,10 @@ def main(args: Args) -> int:
     elif fmt == "json":
         text = json_text(rows)
     else:
-        text = text_table(table_columns(), rows) + "\n" + summary(rows)
+        loud = bool(overrides(args, "score").get("loudness")) or any(
+            r["loudness_lufs"] is not None for r in rows
+        )
+        text = text_table(table_columns(loud), rows) + "\n" + summary(rows)
     emit(text, args.out, "measurements")
     if fmt != "table" or args.out:
         sys.stderr.write(summary(rows))

@@ -57,6 +57,9 @@ class FileSettings:
     #: ``None``: ``--asr none`` (speed unscored, with :data:`NO_ASR`)
     asr: AsrSpec | None
     n_boot: int
+    #: ``--loudness``: each file's integrated loudness (ITU-R BS.1770-4, LUFS), as the loudness
+    #: stage measures a run's replies
+    loudness: bool = False
 
     @staticmethod
     def of(cfg: RunConfig) -> FileSettings:
@@ -64,7 +67,12 @@ class FileSettings:
         m = cfg.measure
         asr = None if m.asr == "none" else AsrSpec(m.asr, m.asr_model, cfg.executor.asr_device)
         return FileSettings(
-            feature_config(cfg), score_context(cfg), thresholds_of(cfg), asr, cfg.score.n_boot
+            feature_config(cfg),
+            score_context(cfg),
+            thresholds_of(cfg),
+            asr,
+            cfg.score.n_boot,
+            m.loudness,
         )
 
 
@@ -111,6 +119,9 @@ class FileMeasurement:
     scores: Mapping[str, float]
     unscored: Mapping[str, str]
     flags: tuple[str, ...]
+    #: integrated loudness in LUFS with ``--loudness`` (``None``: not asked, or no 400 ms block
+    #: above -70 LUFS)
+    lufs: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -142,6 +153,7 @@ class _Job:
     lang: str
     features: FeatureConfig
     asr: AsrSpec | None
+    loudness: bool = False
 
 
 @functools.cache
@@ -150,8 +162,9 @@ def _asr(spec: AsrSpec) -> Any:
     return spec()
 
 
-def _records(job: _Job) -> list[tuple[TranscriptRecord | None, FeatureRecord]]:
-    """The transcript and feature records of a job's files, as the stages would make them."""
+def _records(job: _Job) -> list[tuple[TranscriptRecord | None, FeatureRecord, float | None]]:
+    """The transcript and feature records of a job's files, as the stages would make them, and
+    with ``--loudness`` each measured file's integrated loudness (the loudness stage's measure)."""
     from stylebench.stages.features import FeaturesJob
 
     blobs = {k: Blob.of(p) for k, p in enumerate(job.paths, start=1)}
@@ -176,20 +189,30 @@ def _records(job: _Job) -> list[tuple[TranscriptRecord | None, FeatureRecord]]:
         job.features,
     )
     by_turn = {r.turn: r for r in feats.run(None)}
-    return [(transcripts.get(k), by_turn[k]) for k in turns]
+    lufs: dict[int, float | None] = {}
+    if job.loudness:
+        from stylebench.audio import load_audio
+        from stylebench.metrics.loudness import integrated_loudness
+
+        for k in turns:
+            if by_turn[k].status == "ok":  # audio that loaded and was measured
+                lufs[k] = integrated_loudness(*load_audio(job.paths[k - 1]))
+    return [(transcripts.get(k), by_turn[k], lufs.get(k)) for k in turns]
 
 
 def _score(
-    job: _Job, records: list[tuple[TranscriptRecord | None, FeatureRecord]], ctx: ScoreContext
+    job: _Job,
+    records: list[tuple[TranscriptRecord | None, FeatureRecord, float | None]],
+    ctx: ScoreContext,
 ) -> SampleMeasurement:
     """Each dimension's ``turn_values`` over the sample's ok feature records."""
-    ok = {k: f for k, (_, f) in enumerate(records, start=1) if f.status == "ok"}
+    ok = {k: f for k, (_, f, _) in enumerate(records, start=1) if f.status == "ok"}
     values: dict[str, TurnValues] = {}
     extra: dict[str, tuple[str, ...]] = {}
     for name in file_dims():
         values[name], extra[name] = dimension(name).gated_turn_values(None, ok, ctx)
     files = []
-    for k, (tr, feat) in enumerate(records, start=1):
+    for k, (tr, feat, lufs) in enumerate(records, start=1):
         scores, unscored = {}, {}
         for name in file_dims():
             v = plain(values[name].get(k))
@@ -204,7 +227,9 @@ def _score(
                 scores[name] = float(v)
         sample_flags = [f for name in scores for f in extra[name]]
         flags = tuple(dict.fromkeys([*feat.flags, *sample_flags]))
-        files.append(FileMeasurement(job.paths[k - 1], job.lang, tr, feat, scores, unscored, flags))
+        files.append(
+            FileMeasurement(job.paths[k - 1], job.lang, tr, feat, scores, unscored, flags, lufs)
+        )
     return SampleMeasurement(tuple(files), values, extra)
 
 
@@ -233,7 +258,14 @@ def measure_samples(
     if settings.asr is not None:
         _asr(settings.asr)
     todo = [
-        _Job(sid, tuple(str(p) for p in paths), lang, settings.features, settings.asr)
+        _Job(
+            sid,
+            tuple(str(p) for p in paths),
+            lang,
+            settings.features,
+            settings.asr,
+            settings.loudness,
+        )
         for sid, paths, lang in samples
     ]
     from tqdm import tqdm
@@ -302,6 +334,7 @@ ROW_HEAD = (
 )
 ROW_TAIL = (
     "volume_dbfs",
+    "loudness_lufs",
     "syllables",
     "dnsmos_sig",
     "dnsmos_bak",
@@ -336,6 +369,7 @@ def measurement_row(m: FileMeasurement) -> dict[str, Any]:
     }
     row.update({d: m.scores.get(d) for d in file_dims()})
     row["volume_dbfs"] = v.get("rms_gated_dbfs") if "volume" in m.scores else None
+    row["loudness_lufs"] = None if m.lufs is None else round(m.lufs, 3)
     row["syllables"] = v.get("syllables")
     # speech quality (DNSMOS P.835, 1-5): a measured value; None where it was not measured
     row.update({k: v.get(k) for k in ("dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl")})

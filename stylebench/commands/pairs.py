@@ -282,6 +282,9 @@ PAIR_COLUMNS = (
     "threshold",
     "moved",
     "unscored",
+    "loudness_a_lufs",
+    "loudness_b_lufs",
+    "loudness_change_lu",
     "flags_a",
     "flags_b",
 )
@@ -308,9 +311,20 @@ def pair_row(r: PairResult, settings: FileSettings) -> dict[str, Any]:
         "threshold": settings.thresholds.for_dim(p.dim),
         "moved": r.moved,
         "unscored": r.reason,
+        # --loudness: each file's integrated loudness and b's change from a (LU), whatever dim
+        # the pair asks about; None when not asked or not measurable
+        "loudness_a_lufs": _lufs(r.a.lufs),
+        "loudness_b_lufs": _lufs(r.b.lufs),
+        "loudness_change_lu": (
+            None if r.a.lufs is None or r.b.lufs is None else round(r.b.lufs - r.a.lufs, 3)
+        ),
         "flags_a": list(r.a.flags),
         "flags_b": list(r.b.flags),
     }
+
+
+def _lufs(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
 
 
 CELL_COLUMNS = (
