@@ -198,8 +198,9 @@ def test_measure_and_pairs_give_lufs_per_file_and_the_lu_change_per_pair(gain_fi
     """``--loudness`` on files: each file's integrated loudness, as the loudness stage measures a
     run's replies; on pairs, b's change from a. A x2 copy is +6.02 LU louder, a x0.5 copy
     6.02 LU quieter; without the flag nothing is measured."""
-    import stylebench
     from audio_files import GAINS, db
+
+    import stylebench
     from stylebench.cli import main
 
     names = ["speech.wav", "louder.wav", "quieter.wav", "tone.wav", "silent.wav"]
