@@ -385,24 +385,43 @@ class Speed(Dimension):
         plan = speed_plan(features, ctx.get("speed_source"), ctx.get("transcript_max_error"), alone)
         values: TurnValues = {}
         for run in plan.runs:
-            for k in run:
-                f = features[k]
+            if len(run) == 1:  # its own count: its transcript's doubts apply
+                f = features[run[0]]
                 own = value_or_reason(f.values, f.flags, plan.key, self.blocking)
-                if len(run) == 1:  # its own count: its transcript's doubts apply
-                    doubt = plan.doubtful.get(k)
-                    values[k] = _doubt_reason(doubt) if doubt and not isinstance(own, str) else own
-                else:
-                    rc = plan.counts[run]
-                    if rc.count is None:
-                        values[k] = own if isinstance(own, str) else _doubt_reason(rc.doubt or "")
-                        continue
-                    cross = None
-                    if rc.doubt is not None and len(plan.runs) > 1:
-                        cross = _doubt_reason(rc.doubt)
-                    # syllables per minute of speech span, as the paper's rate (metrics.rate)
-                    spm = rc.count * 60.0 / f.values["span_s"]
-                    values[k] = Shared(spm, run, cross)
+                doubt = plan.doubtful.get(run[0])
+                values[run[0]] = _doubt_reason(doubt) if doubt and not isinstance(own, str) else own
+                continue
+            rc = plan.counts[run]
+            if rc.count is None:
+                for k in run:
+                    f = features[k]
+                    own = value_or_reason(f.values, f.flags, plan.key, self.blocking)
+                    values[k] = own if isinstance(own, str) else _doubt_reason(rc.doubt or "")
+                continue
+            cross = _doubt_reason(rc.doubt) if rc.doubt is not None and len(plan.runs) > 1 else None
+            for k, spm in zip(run, shared_rates(run, features, rc.count), strict=True):
+                values[k] = Shared(spm, run, cross)
         return values, plan.flags
+
+
+def shared_rates(
+    run: Sequence[int], feats: Mapping[int, FeatureRecord], count: float
+) -> list[float]:
+    """The rates of a run of turns that say the same words: its first turn's ``count`` over its
+    speech span (syllables per minute, as the paper's rate), then each next turn's rate divided
+    by its aligned tempo against the turn before (``dtw_tempo_prev``: seconds per second of the
+    previous turn over the words they share; :func:`stylebench.metrics.alignment.align`). So the
+    change between two of them is their tempo ratio: no transcript and no span edge enters it.
+    A record without the tempo (features before alignment spec 2) takes its own span instead."""
+    out: list[float] = []
+    for k in run:
+        v = feats[k].values
+        tempo = v.get("dtw_tempo_prev")
+        if out and tempo is not None and tempo > 0:
+            out.append(out[-1] / tempo)
+        else:
+            out.append(count * 60.0 / v["span_s"])
+    return out
 
 
 def _doubt_reason(why: str) -> str:

@@ -88,6 +88,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     )
     voiced = pitch.voted_voiced([track, praat, swift])
     spans: dict[str, dict[str, float]] = {}
+    segments: dict[str, tuple[tuple[float, float], ...]] = {}
     missed, suspect = None, None  # None: Silero was not asked (``--vad energy``)
     peaks = None  # syllable-nucleus candidates: one Praat pass per reply, filtered per span
     for backend in ("energy",) if cfg.vad == "energy" else ("silero", "energy"):
@@ -106,6 +107,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
             if peaks is None:
                 peaks = _voiced_peaks(wave, sr, praat, cfg.frame_ms / 1000.0)
             spans[backend] = _span_values(wave, sr, span, peaks, energy, vad)
+            segments[backend] = span.segments
     from stylebench.metrics import alignment
 
     try:
@@ -120,6 +122,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     }
     return {
         "spans": spans,
+        "segments": segments,
         "silero_suspect": suspect,
         "missed_s": missed,
         "track": track,
@@ -216,11 +219,14 @@ def finish_sample(
                 "no_speech_span: neither detector found speech; volume and rate unscored"
             )
         p["values"] = {**p["values"], **(chosen or {})}
-    costs = _alignment_costs(parts)
+    aligned = _alignments(parts, backend)
     out: dict[int, tuple[dict[str, float], list[str]] | str] = {}
     for k, p in parts.items():
-        if k in costs:
-            p["values"]["dtw_cost_prev"], p["values"]["dtw_prev_turn"] = costs[k]
+        if k in aligned:
+            prev, al = aligned[k]
+            p["values"].update(
+                dtw_cost_prev=al.cost, dtw_tempo_prev=al.tempo, dtw_prev_turn=float(prev)
+            )
         try:
             values, reply_flags = _finish_reply(p, transcripts.get(k), lang)
         except ValueError as exc:
@@ -336,23 +342,30 @@ def _transcript_values(values: dict[str, float], tr: Any, lang: str) -> list[str
     return flags
 
 
-def _alignment_costs(parts: dict[int, dict[str, Any]]) -> dict[int, tuple[float, float]]:
-    """Per turn, the DTW cost of its speech span's MFCCs against the previous measured turn's
-    (:mod:`stylebench.metrics.alignment`: low when the two say the same words), and which turn
-    that was."""
-    from stylebench.metrics.alignment import HOP_S, alignment_cost
+def _alignments(
+    parts: dict[int, dict[str, Any]], backend: str | None
+) -> dict[int, tuple[int, Any]]:
+    """Per turn, the previous measured turn and their alignment over the speech spans
+    (:func:`stylebench.metrics.alignment.align`: the cost is low when the two say the same words;
+    the tempo is the second's seconds per second of the first), the pauses inside each span
+    taken from the sample's speech detector's segments."""
+    from stylebench.metrics.alignment import HOP_S, align, speech_frames
 
-    def spectra(p: dict[str, Any]) -> np.ndarray | None:
+    def spectra(p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
         m, v = p.get("mfcc"), p["values"]
         if m is None or "span_start" not in v:
             return None
-        seg = m[int(v["span_start"] / HOP_S) : int(v["span_end"] / HOP_S) + 1]
-        return seg if len(seg) >= 3 else None
+        first = int(v["span_start"] / HOP_S)
+        seg = m[first : int(v["span_end"] / HOP_S) + 1]
+        if len(seg) < 3:
+            return None
+        speech = speech_frames(len(seg), first * HOP_S, p.get("segments", {}).get(backend, ()))
+        return seg, speech if speech.any() else np.ones(len(seg), bool)
 
     turns = sorted(parts)
     out = {}
     for prev, k in zip(turns, turns[1:], strict=False):
         a, b = spectra(parts[prev]), spectra(parts[k])
         if a is not None and b is not None:
-            out[k] = alignment_cost(a, b), float(prev)
+            out[k] = prev, align(a[0], b[0], a[1], b[1])
     return out
