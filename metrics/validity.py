@@ -16,7 +16,9 @@ Rules (every threshold was set from measurements listed in docs/metrics.md, "Uns
   span: a tone, a square wave, a held note), unless a transcript vouches for speech (at
   least :data:`MIN_SYLLABLES` syllables and no doubt about it). A steady pitch blocks even then:
   no speaker holds F0 within a quarter semitone for a whole reply.
-- **doubtful transcript** (speed): the transcript loops, is empty, has low confidence, was
+- **doubtful transcript** (speed, where a count is needed: between turns that say other words;
+  turns that say the same words share a count and compare by their aligned tempo): the
+  transcript loops, is empty, has low confidence, was
   re-decoded without the nuclei count confirming it, is mostly guessed words, is in the wrong script for the language, has a syllable rate per
   second of speech outside :data:`PLAUSIBLE_SYL_PER_S`, or its syllable count is far from the
   ASR-independent syllable-nuclei count of the same audio (ratio outside
@@ -28,8 +30,9 @@ Rules (every threshold was set from measurements listed in docs/metrics.md, "Uns
 - **too little voicing** (pitch and the dimensions built on it): ``unvoiced_speech`` under
   :data:`MIN_VOICED_SHARE` voiced seconds per second of speech, ``whispered`` for little
   voicing with energy high in the spectrum.
-- **another language** (speed, ``language_mismatch``): the ASR's language ID hears another
-  language than the declared one (:func:`language_mismatch`); the transcript is a translation.
+- **another language** (speed where a count is needed, ``language_mismatch``): the ASR's
+  language ID hears another language than the declared one (:func:`language_mismatch`); the
+  transcript is a translation, whose count is not the spoken syllables'.
 - **guessed words** (speed, ``asr_unsure``): much of the transcript's word time lies on words
   the ASR is unsure of and its mean log-probability is low (nonsense words, mumbling). A re-decoded transcript is doubtful only when
   the syllable-nuclei count does not confirm it (``asr_redecoded_unconfirmed``), so the same

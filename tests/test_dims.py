@@ -449,3 +449,21 @@ def test_an_extension_dimension_is_named_only_in_its_module_and_the_records_lite
             text = path.read_text(encoding="utf-8")
             found += [f"{path.relative_to(root)}: {n}" for n in names if n in text]
     assert not found, found
+
+
+def test_the_run_note_counts_turn_pairs_by_route():
+    """Pair 1-2 said the same words (scored by the aligned tempo), 2-3 other words (counts),
+    and a sample whose shared count is doubtful has its cross pair unscored."""
+    from stylebench.metrics.dims.speed import pair_routes
+    from stylebench.scoring.cells import TurnScore
+
+    def t(sid, k, v=200.0, same=(), cross=None):
+        return TurnScore(sid, "speed", "intensify", "en", k, v, None, (), "", same, cross)
+
+    turns = [t("a", 1, same=(1, 2)), t("a", 2, same=(1, 2)), t("a", 3)]
+    turns += [t("b", 1, same=(1, 2), cross="doubt"), t("b", 2, same=(1, 2), cross="doubt")]
+    turns += [t("b", 3)]
+    assert pair_routes(turns) == (2, 1, 1)
+    (_, routes) = dimension("speed").run_notes(ScoreContext(), turns)
+    assert "2 turn pairs say the same words" in routes and "1 say other words" in routes
+    assert "1 unscored" in routes

@@ -116,6 +116,8 @@ def test_the_report_says_the_nuclei_rate_is_not_the_papers_speed_score() -> None
     turns = [TurnScore(s, "speed", "intensify", "en", 1, 100.0) for s in ("a", "b")]
     (note,) = speed.run_notes(ScoreContext.of(speed_source="nuclei"), turns)
     assert "NOT the paper's syllable rate" in note and "2 samples" in note
-    (note,) = speed.run_notes(ScoreContext.of(speed_source="asr"), turns[:1])
+    note, routes = speed.run_notes(ScoreContext.of(speed_source="asr"), turns[:1])
     assert "NOT" not in note and "1 samples" in note
+    # how many turn pairs were measured over the same words and how many over other words
+    assert routes.startswith("speed routes: 0 turn pairs say the same words")
     assert speed.run_notes(ScoreContext(), []) == []

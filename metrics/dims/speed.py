@@ -28,7 +28,7 @@ SOURCES = {"asr": "spm", "text": "text_spm", "nuclei": "nuclei_spm"}
 #: the syllable count behind each per-turn rate
 COUNT_KEYS = {"spm": "syllables", "text_spm": "text_syllables"}
 #: a run's count is doubtful when its turns' undoubted counts differ over the same words
-COUNT_CHANGED = "count_changed_on_same_words"
+COUNT_CHANGED = "asr_count_changed_on_same_words"
 
 
 def counts_agree(f: FeatureRecord) -> bool:
@@ -203,11 +203,11 @@ def speed_plan(
         ValueError: an unknown source.
     """
     if source in ("text", "nuclei"):
-        runs = tuple((k,) for k in sorted(feats))
-        return SpeedPlan(SOURCES[source], (f"speed_from_{source}",), runs, {}, {})
+        singles: tuple[tuple[int, ...], ...] = tuple((k,) for k in sorted(feats))
+        return SpeedPlan(SOURCES[source], (f"speed_from_{source}",), singles, {}, {})
     if source not in ("auto", "asr"):
         raise ValueError(f"speed source must be auto, asr, text or nuclei, got {source!r}")
-    runs = tuple(same_words_runs(feats, alone))
+    runs: tuple[tuple[int, ...], ...] = tuple(same_words_runs(feats, alone))
     doubtful = doubtful_turns(feats, max_error)
     counts = {r: run_count(r, feats, "spm", doubtful) for r in runs}
     # a count matters only between runs (a run's own turns compare by their spans), and for a

@@ -68,10 +68,13 @@ def turn_score(
     value: float | None = None
     error: str | None = None
     flags: tuple[str, ...] = ()
-    got = values.get(turn)
-    shared = got if isinstance(got, Shared) else None
-    if shared is not None:
-        got = shared.value
+    entry = values.get(turn)
+    shared: Shared | None = None
+    got: float | str | None
+    if isinstance(entry, Shared):
+        shared, got = entry, entry.value
+    else:
+        got = entry
     if feat.status != "ok":
         error = "features: " + _first_line(feat.error)
     elif isinstance(got, str):

@@ -66,7 +66,7 @@ def dim_values(
 ) -> dict[Key, dict[str, float]]:
     """Per ok reply, its score on each acoustic dimension (what the features captioner reads)."""
     from stylebench.metrics.captions.features import caption_dims
-    from stylebench.metrics.dims.base import dimension
+    from stylebench.metrics.dims.base import Shared, dimension
 
     out: dict[Key, dict[str, float]] = {}
     for s in samples:
@@ -74,8 +74,10 @@ def dim_values(
         for d in caption_dims(s.dim):
             values, _ = dimension(d).gated_turn_values(s, ok, ctx)
             for k, v in values.items():
-                if not isinstance(v, str):
-                    out.setdefault((s.id, k), {})[d] = float(v)
+                if not isinstance(v, str):  # a caption describes the turn's own measured value
+                    out.setdefault((s.id, k), {})[d] = float(
+                        v.value if isinstance(v, Shared) else v
+                    )
     return out
 
 
