@@ -308,7 +308,8 @@ class Speed(Dimension):
     def extractor(self, cfg: Any) -> str:
         return (
             "syllables per minute: transcript syllables (CMU dict + rule / Han characters) over "
-            "the first-to-last speech span"
+            "the first-to-last speech span; turns that say the same words as the turn before "
+            "(DTW of their spectra) share one count and change by their aligned tempo"
             + (
                 "; syllable-nuclei rate (an intensity-peak count that under-reads tempo changes by about half on real speech: a rough proxy, not the paper's score)"
                 if cfg.measure.speed_source == "nuclei"
