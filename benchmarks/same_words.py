@@ -116,6 +116,7 @@ def vstyle_costs(root: Path) -> list[dict[str, Any]]:
     """The DTW cost of every pair of VStyle replies by one model in one language."""
     from stylebench.audio import load_audio
     from stylebench.metrics import alignment, vad
+    from stylebench.metrics.rate import count_syllables
 
     entries = [
         m for m in json.loads((root / "manifest.json").read_text()) if "replies/" in m["file"]
@@ -131,15 +132,22 @@ def vstyle_costs(root: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if len(mf) >= 3:
-            spectra[m["file"]] = (mf, m["model"], m["lang"], m.get("response_text", ""))
+            spectra[m["file"]] = (mf, m["model"], m["lang"], m.get("response_text", ""), span)
     out = []
     for a, b in itertools.combinations(sorted(spectra), 2):
-        (ma, mod_a, lang_a, ta), (mb, mod_b, lang_b, tb) = spectra[a], spectra[b]
+        (ma, mod_a, lang_a, ta, sa), (mb, mod_b, lang_b, tb, sb) = spectra[a], spectra[b]
         if mod_a == mod_b and lang_a == lang_b:
-            cost = alignment.align(ma, mb).cost
-            out.append(
-                {"a": a, "b": b, "model": mod_a, "lang": lang_a, "cost": cost, "texts": [ta, tb]}
-            )
+            al = alignment.align(ma, mb)
+            row = {"a": a, "b": b, "model": mod_a, "lang": lang_a, "cost": al.cost}
+            row["texts"] = [ta, tb]
+            # what each route would call the change: the aligned tempo, and the page's texts'
+            # syllables over the speech spans (the counts a faithful transcript would give)
+            row["aligned_pct"] = 100.0 * (1.0 / al.tempo - 1.0)
+            counts = [count_syllables(t, lang_a) for t in (ta, tb)]
+            if all(counts):
+                rates = [c / sp.duration_s for c, sp in zip(counts, (sa, sb), strict=True)]
+                row["text_count_pct"] = 100.0 * (rates[1] / rates[0] - 1.0)
+            out.append(row)
     return out
 
 
@@ -220,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
             f"words: {len(under)}",
         ]
         lines += [
-            f"  {p['cost']:.2f} {p['model']} {p['lang']}: {p['texts'][0][:50]!r} | {p['texts'][1][:50]!r}"
+            f"  {p['cost']:.2f} {p['model']} {p['lang']}: aligned {p['aligned_pct']:+.1f}% vs "
+            f"text counts {p.get('text_count_pct', math.nan):+.1f}%: {p['texts'][0][:40]!r} | "
+            f"{p['texts'][1][:40]!r}"
             for p in under
         ]
         result["vstyle"] = pairs
