@@ -467,3 +467,19 @@ def test_the_run_note_counts_turn_pairs_by_route():
     (_, routes) = dimension("speed").run_notes(ScoreContext(), turns)
     assert "2 turn pairs say the same words" in routes and "1 say other words" in routes
     assert "1 unscored" in routes
+
+
+def test_a_turn_joins_the_run_its_alignment_was_made_against():
+    """Turn 2 failed, so turn 3 was aligned against turn 1 (dtw_prev_turn 1): the two share a
+    count. A turn aligned against a turn that is not the one before it in the scored set, or a
+    turn that is too short, starts its own run."""
+    from stylebench.metrics.dims.speed import same_words_runs
+
+    def f(**v):
+        return feat(spm=200.0, syllables=20.0, span_s=6.0, **v)
+
+    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_prev_turn=1.0)}) == [(1, 3)]
+    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_prev_turn=2.0)}) == [(1,), (3,)]
+    three = {1: f(), 2: f(dtw_cost_prev=0.9), 3: f(dtw_cost_prev=2.5)}
+    assert same_words_runs(three) == [(1, 2), (3,)]
+    assert same_words_runs(three, alone={2}) == [(1,), (2,), (3,)]
