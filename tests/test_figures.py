@@ -212,3 +212,32 @@ def test_render_is_the_same_bytes_for_png_too():
     rows = synthetic_result(["a"])["tables"]["dims"]
     first, second = (render(vsp_figure(rows, [Model("a")]), "png") for _ in range(2))
     assert first == second and first[:4] == b"\x89PNG"
+
+
+def test_decay_curves_say_n_and_keep_the_calibration_looks():
+    from stylebench.report.figures import decay_figure
+
+    def cells(values):
+        return [
+            {"dim": "volume", "direction": d, "lang": "en", "turn": t, "persistence": v, "n_ok": 3}
+            for d in ("intensify", "attenuate")
+            for t, v in zip((1, 2, 3), values, strict=True)
+        ]
+
+    by_model = {
+        "reference": cells((100.0, 100.0, 100.0)),
+        "forgetful": cells((100.0, 0.0, 0.0)),
+        "mine": cells((100.0, 50.0, None)),
+    }
+    models = [Model("reference", "reference"), Model("mine"), Model("forgetful", "forgetful")]
+    fig = decay_figure(by_model, [1, 2, 3], models)
+    ax = fig.axes[0]
+    assert ax.get_title() == "volume (n 6 per point)"  # two cells of 3 samples each turn
+    curves = {line.get_label(): list(line.get_ydata()) for line in ax.get_lines()}
+    assert curves == {
+        "reference": [100.0, 100.0, 100.0],
+        "mine": [100.0, 50.0],
+        "forgetful": [100.0, 0.0, 0.0],
+    }
+    styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines()}
+    assert styles["reference"] == "-" and styles["forgetful"] == "-."

@@ -12,7 +12,6 @@ inline on ``compare.html``.
 from __future__ import annotations
 
 import base64
-import logging
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
@@ -24,7 +23,6 @@ from stylebench.report.figures import Drawn, Model
 #: the folder under the comparison's output that holds the figure files
 FOLDER = "figures"
 NO_MATPLOTLIB = "no figures: matplotlib is not installed (the [plot] extra)"
-log = logging.getLogger(__name__)
 
 
 def figure_models(result: Mapping[str, Any]) -> list[Model]:
