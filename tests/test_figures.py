@@ -26,7 +26,7 @@ from stylebench.report.figures import (  # noqa: E402
     vsp_figure,
 )
 
-XSS = "<script>alert(1)</script>$\\frac{a}{"
+XSS = "<script>alert(1)</script>$\\frac{a}{$"  # markup, and mathtext that cannot parse
 DIMS = ("speed", "volume", "pitch")
 
 
@@ -193,6 +193,7 @@ def test_markup_and_mathtext_in_a_name_stay_text(two):
     for f in figs:
         svg = f.data.decode()
         assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+        assert any(t.endswith("$\\frac{a}{$") for t in _texts(f.data))  # drawn as written
     html = "".join(figures_html(figs, None))
     assert "<script>" not in html and html.count("<img ") == len(figs)
     assert "figures/vsp.svg" in "\n".join(figures_md(figs, None))
