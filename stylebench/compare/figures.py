@@ -137,7 +137,8 @@ def figures_html(figures: Sequence[Drawn], why: str | None) -> list[str]:
     return [
         '<h2>Figures</h2><div class="figures">'
         + "".join(
-            f'<figure class="figure"><img alt="{escape(f.caption, quote=True)}" '
+            f'<figure class="figure"><img style="width:auto;max-width:100%" '
+            f'alt="{escape(f.caption, quote=True)}" '
             f'data-figure="{escape(f.name, quote=True)}" '
             f'src="data:{f.mime};base64,{base64.b64encode(f.data).decode()}">'
             f"<figcaption>{escape(f.caption)} ({escape(FOLDER)}/{escape(f.name)})</figcaption>"

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p", "*", "d")
 LINESTYLES = ("-", "--", "-.", ":")
+#: the narrowest figure, inches: room for a title and a legend under a single panel
+MIN_WIDTH = 7.5
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,17 @@ def render(fig: Figure, fmt: str = "svg") -> bytes:
     with matplotlib.rc_context({"svg.hashsalt": "stylebench", "svg.fonttype": "none"}):
         fig.savefig(buf, format=fmt, metadata=meta, dpi=100)
     return buf.getvalue()
+
+
+def _title(fig: Figure, text: str) -> None:
+    """The figure's title, each line wrapped to the figure's width (a narrow figure of one dim
+    keeps its whole title)."""
+    import textwrap
+
+    chars = int(fig.get_figwidth() * 13)
+    fig.suptitle(
+        "\n".join(textwrap.fill(line, chars) for line in text.split("\n")), fontsize="medium"
+    )
 
 
 def _n_range(ns: Iterable[int]) -> str:
@@ -234,7 +247,8 @@ def vsp_figure(
     ys, gap = _row_positions(shown)
     style = looks(shown)
     height = 1.1 + 0.3 * (len(ys) + (0.6 if gap is not None else 0.0))
-    fig = Figure(figsize=(1.6 + 3.0 * len(dims), 0.9 + len(pairs) * height), layout="constrained")
+    width = max(MIN_WIDTH, 1.6 + 3.0 * len(dims))
+    fig = Figure(figsize=(width, 1.2 + len(pairs) * height), layout="constrained")
     axes = fig.subplots(len(pairs), len(dims), squeeze=False)
     order = [m for group in _rows_order(shown) for m in group]
     for i, pair in enumerate(pairs):
@@ -285,11 +299,8 @@ def vsp_figure(
     ]
     if handles:
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
-    fig.suptitle(
-        RATE_TITLE[rate] + "\n(n ok / n at the right of each row; models that failed the "
-        "relevance gate below the line)",
-        fontsize="medium",
-    )
+    apart = "; models that failed the relevance gate below the line" if gap is not None else ""
+    _title(fig, f"{RATE_TITLE[rate]}\n(n ok / n at the right of each row{apart})")
     return fig
 
 
@@ -320,7 +331,10 @@ def change_figure(
     style = looks(shown)
     legend_rows = math.ceil(len(shown) / 4)
     fig = Figure(
-        figsize=(1.0 + 3.8 * len(directions), 0.8 + 2.9 * len(langs) + 0.25 * legend_rows),
+        figsize=(
+            max(MIN_WIDTH, 1.0 + 3.8 * len(directions)),
+            0.8 + 2.9 * len(langs) + 0.25 * legend_rows,
+        ),
         layout="constrained",
     )
     axes = fig.subplots(len(langs), len(directions), squeeze=False, sharex=True)
@@ -341,9 +355,9 @@ def change_figure(
                 ax.errorbar(
                     [r["turn"] + dx for r in pts],
                     [r["mean"] for r in pts],
-                    yerr=[
-                        [r["mean"] - r["ci"][0] if r["ci"] else 0.0 for r in pts],
-                        [r["ci"][1] - r["mean"] if r["ci"] else 0.0 for r in pts],
+                    yerr=[  # rounded apart, a bound may sit a hair past the mean
+                        [max(0.0, r["mean"] - r["ci"][0]) if r["ci"] else 0.0 for r in pts],
+                        [max(0.0, r["ci"][1] - r["mean"]) if r["ci"] else 0.0 for r in pts],
                     ],
                     color=look.colour,
                     marker=look.marker,
@@ -352,7 +366,7 @@ def change_figure(
                     markersize=5,
                     capsize=2,
                     linewidth=1.2,
-                    label=m.label,
+                    label=m.label + (" (not eligible)" if m.eligible is False else ""),
                 )
             ax.axhline(0.0, color="#999999", linewidth=0.8, zorder=0)
             ax.set_xticks([1, 2, 3])
@@ -365,9 +379,9 @@ def change_figure(
             if j == 0:
                 ax.set_ylabel(f"change from turn 1 ({unit})")
     _legend_below(fig, axes.flat)
-    fig.suptitle(
+    _title(
+        fig,
         f"{dim}: mean change from turn 1 per turn, models side by side [95% CI of the mean]",
-        fontsize="medium",
     )
     return fig
 
@@ -424,10 +438,10 @@ def quality_figure(changes: Sequence[Mapping[str, Any]], models: Sequence[Model]
         for p in pairs
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
-    fig.suptitle(
+    _title(
+        fig,
         "Speech quality (DNSMOS P.835, 1-5 scale): change from turn 1 per model, paired per "
         "sample\n(n paired samples per pair of turns at the right)",
-        fontsize="medium",
     )
     return fig
 
@@ -445,7 +459,8 @@ def decay_figure(
     style = looks(shown)
     legend_rows = math.ceil(len(shown) / 4)
     fig = Figure(
-        figsize=(1.0 + 4.0 * max(1, len(dims)), 3.8 + 0.25 * legend_rows), layout="constrained"
+        figsize=(max(MIN_WIDTH, 1.0 + 4.0 * len(dims)), 3.8 + 0.25 * legend_rows),
+        layout="constrained",
     )
     axes = fig.subplots(1, max(1, len(dims)), squeeze=False)[0]
     for ax, dim in zip(axes, dims, strict=False):
@@ -478,5 +493,5 @@ def decay_figure(
         ax.set_ylabel("persistence (%)")
         ax.set_title(f"{dim} ({_n_range(ns)} per point)", fontsize="medium")
     _legend_below(fig, axes)
-    fig.suptitle("Persistence per turn (mean over the dim's cells)", fontsize="medium")
+    _title(fig, "Persistence per turn (mean over the dim's cells)")
     return fig
