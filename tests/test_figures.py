@@ -242,3 +242,15 @@ def test_decay_curves_say_n_and_keep_the_calibration_looks():
     }
     styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines()}
     assert styles["reference"] == "-" and styles["forgetful"] == "-."
+
+
+def test_several_runs_of_one_calibration_model_are_told_apart():
+    """Two neutral runs (labels made unique) are not both drawn as the neutral row: each gets
+    a look of its own and neither is a line; the only reference run still is."""
+    result = synthetic_result(["reference", "neutral@a", "neutral@b"])
+    for s in result["leaderboard"]:
+        s["calibration"] = True
+    models = figure_models(result)
+    assert [m.calibration for m in models] == ["reference", None, None]
+    lk = looks(models)
+    assert lk["neutral@a"] != lk["neutral@b"]

@@ -27,11 +27,12 @@ NO_MATPLOTLIB = "no figures: matplotlib is not installed (the [plot] extra)"
 
 def figure_models(result: Mapping[str, Any]) -> list[Model]:
     """The comparison's models as the figures show them, in leaderboard order (the eligible
-    first, then those that failed the gate)."""
+    first, then those that failed the gate). A calibration row is drawn as one (its own look, its
+    value as a line) when it is the comparison's only run of that model; several runs of one
+    calibration model (labelled ``neutral@<run>``, ...) are told apart like any other models."""
     out = []
     for s in result["leaderboard"]:
-        base = s["model"].split("@", 1)[0]  # a label made unique keeps its model's name first
-        calibration = base if s["calibration"] and base in CALIBRATION else None
+        calibration = s["model"] if s["calibration"] and s["model"] in CALIBRATION else None
         out.append(Model(s["model"], calibration, s["eligible"]))
     return out
 

@@ -108,7 +108,8 @@ def render(fig: Figure, fmt: str = "svg") -> bytes:
     buf = io.BytesIO()
     meta: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
     with matplotlib.rc_context({"svg.hashsalt": "stylebench", "svg.fonttype": "none"}):
-        fig.savefig(buf, format=fmt, metadata=meta, dpi=100)
+        # tight: a legend wider than the panels (long model names) is kept, not cut off
+        fig.savefig(buf, format=fmt, metadata=meta, dpi=100, bbox_inches="tight", pad_inches=0.1)
     return buf.getvalue()
 
 
@@ -291,11 +292,12 @@ def vsp_figure(
             _model_rows(ax, order, ys, labelled=j == 0)
             if i == len(pairs) - 1:
                 ax.set_xlabel(RATE_AXIS[rate])
+    kinds = dict.fromkeys(m.calibration for m in shown if m.calibration in CALIBRATION_LOOKS)
     handles = [
-        Line2D([], [], color=look.colour, linestyle=look.linestyle, label=f"{m.calibration} row")
-        for m in shown
-        if m.calibration in CALIBRATION_LOOKS
-        for look in (CALIBRATION_LOOKS[m.calibration],)
+        Line2D([], [], color=look.colour, linestyle=look.linestyle, label=f"{kind} row")
+        for kind in kinds
+        if kind is not None
+        for look in (CALIBRATION_LOOKS[kind],)
     ]
     if handles:
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
