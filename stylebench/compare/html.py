@@ -18,17 +18,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from stylebench.compare.html_parts import SCRIPT, STYLE, sample_section
+from stylebench.compare.html_parts import CSP, SCRIPT, STYLE, sample_section
 from stylebench.compare.load import RunData
 from stylebench.compare.md import NOT_CARRIED, not_carried_note, stage_table
 from stylebench.report.html_table import ELIGIBLE_TEXT, html_num, table
 from stylebench.stages import registry
 from stylebench.stages.outputs import COMPARE_SHOWN_AT, placed
-
-CSP = (
-    "default-src 'none'; img-src data:; media-src data: file:; "
-    "style-src 'unsafe-inline'; script-src 'unsafe-inline'"
-)
 
 
 def _plot(run: RunData) -> str:
@@ -67,9 +62,16 @@ def _cell_name(b: dict[str, Any]) -> str:
 
 
 def render_html(
-    result: dict[str, Any], runs: Sequence[RunData], out: Path, *, embed_audio: bool = False
+    result: dict[str, Any],
+    runs: Sequence[RunData],
+    out: Path,
+    *,
+    embed_audio: bool = False,
+    figures: Sequence[str] = (),
 ) -> str:
-    """The page for ``result`` (from :func:`stylebench.compare.build.compare_runs`) of ``runs``."""
+    """The page for ``result`` (from :func:`stylebench.compare.build.compare_runs`) of ``runs``;
+    ``figures`` are its figure section's HTML (:func:`stylebench.compare.figures.figures_html`),
+    shown after the leaderboard."""
     from stylebench.compare.build import shared_samples
 
     common = shared_samples(runs)  # what compare_runs started from: the same labels and samples
@@ -107,6 +109,7 @@ def render_html(
     )
     t = result["tables"]
     shown: list[tuple[int, list[str]]] = [(COMPARE_SHOWN_AT["leaderboard"], parts)]
+    shown.append((COMPARE_SHOWN_AT["figures"], list(figures)))
     parts = []
     if t["emotion"]:
         parts.append(
@@ -133,13 +136,22 @@ def render_html(
         "<h2>VSP and SVD per dim and turn pair (Table 4)</h2>"
         + table(
             "dims",
-            ("model", "dim", "pair", "VSP % [CI]", "SVD % [CI]", "n ok / n"),
+            (
+                "model",
+                "dim",
+                "pair",
+                "VSP % [CI]",
+                "direction-only % [CI]",
+                "SVD % [CI]",
+                "n ok / n",
+            ),
             [
                 [
                     (r["model"], r["model"]),
                     (r["dim"] + (" (prosodic)" if r["source"] == "prosodic" else ""), r["dim"]),
                     (r["pair"], r["pair"]),
                     (html_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
+                    (html_num(r["vsp_direction"], r["vsp_direction_ci"]), r["vsp_direction"]),
                     (html_num(r["svd"], r["svd_ci"], 2), r["svd"]),
                     (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
                 ]
@@ -181,7 +193,8 @@ def render_html(
             anchor = f"s-{i}-{j}"
             row.append(
                 (
-                    f"{html_num(c['vsp'], c['vsp_ci'])} · SVD {html_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}",
+                    f"{html_num(c['vsp'], c['vsp_ci'])} · dir {html_num(c['vsp_direction'])}"
+                    f" · SVD {html_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}",
                     c["vsp"],
                     anchor,
                 )
@@ -242,8 +255,8 @@ def render_html(
             + "</details>"
         )
     parts.append(
-        "<h2>Cells (VSP % [CI] · SVD % · n ok / n; click a value for its samples)</h2>"
-        + table("cells", ("cell", *models), rows)
+        "<h2>Cells (VSP % [CI] · direction-only % · SVD % · n ok / n; click a value for its"
+        " samples)</h2>" + table("cells", ("cell", *models), rows)
     )
     parts.append("<h2>Pairwise tests</h2>" + "".join(tests))
     parts.append(

@@ -8,12 +8,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from stylebench.records import TRANSCRIPTS
 
 if TYPE_CHECKING:
-    from stylebench.compare.load import RunData
+    from stylebench.commands.scored import ScoredRun
+
+
+class SampleRun(Protocol):
+    """What a cell's samples are read from: a run's scores (its replies and transcripts).
+    A comparison's ``RunData`` is one; so is a run's own page's view of its run."""
+
+    @property
+    def scored(self) -> ScoredRun: ...
+
+
+R = TypeVar("R", bound=SampleRun)
+
+#: the pages' Content-Security-Policy: nothing from the network; images inline, audio inline or
+#: from the local files beside the page
+CSP = (
+    "default-src 'none'; img-src data:; media-src data: file:; "
+    "style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+)
 
 STYLE = (
     "body{font-family:sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;"
@@ -52,9 +70,9 @@ def sample_section(
     model: str,
     cell_name: str,
     block: dict[str, Any],
-    run: RunData,
+    run: R,
     rows: dict[str, Any],
-    audio_src: Callable[[RunData, str], str | None],
+    audio_src: Callable[[R, str], str | None],
 ) -> str:
     """The samples of one model in one cell (``rows``: sample id -> its
     :class:`~stylebench.compare.samples.PairOutcome`): valid or not, the signed change, and each

@@ -16,6 +16,7 @@ from stylebench.scoring.cells import (
     Thresholds,
     TurnScore,
     collect_samples,
+    has_asked_sign,
     is_valid,
     pair_values,
     perceptual_change,
@@ -37,6 +38,7 @@ class PairOutcome:
     change: float | None = None  # perceptual units (st, dB, %, rating points)
     signed: float | None = None  # change with the instructed sign positive
     relative: float | None = None  # signed relative change on the linear scale, percent
+    moved: bool = False  # the change has the instructed sign, any size (vsp_direction)
 
 
 def pair_label(pair: tuple[int, int]) -> str:
@@ -69,6 +71,7 @@ def outcomes(
                     change=change,
                     signed=change if s.direction == "intensify" else -change,
                     relative=relative_change(s.dim, a, b),
+                    moved=has_asked_sign(s.dim, s.direction, a, b),
                 )
             out.setdefault(key, {})[s.sample_id] = row
     return out
