@@ -41,3 +41,21 @@ def git_revision(folder: Path | str | None) -> str:
     if head.returncode != 0 or not rev:
         return "unknown"
     return rev + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def named_file(path: Path | str, what: str) -> Path:
+    """The file a user named, checked to be one: ``what`` names it as the message should
+    (``"config file"``, ``"--judge-prompt-srd"``).
+
+    Raises:
+        BadValue: the path is a folder (a folder is not "missing").
+        MissingFile: nothing is there.
+    """
+    from stylebench.errors import BadValue, MissingFile
+
+    p = Path(path)
+    if p.is_dir():
+        raise BadValue(f"{what} {p} is a folder, not a file; name the file in it")
+    if not p.is_file():
+        raise MissingFile(f"{what} {p} does not exist")
+    return p

@@ -35,12 +35,14 @@ TurnValues = dict[int, "float | str"]
 SYNTH_KNOBS = ("rate", "gain_db", "pitch_st")
 
 
+#: the flags that leave a whole reply unscored on every dimension, in the order their reasons
+#: are given: "not speech" before "too short", since a reply that is not speech has no syllables
+#: to count (30 minutes of noise, a square wave: an empty transcript is not a short reply)
+WHOLE_REPLY: tuple[str, ...] = ("not_speech", "too_short", "reply_truncated")
 #: the flags that leave a reply without any F0-based score (pitch, and the dimensions built on
-#: F0): too short, not speech, too little voicing or a whisper, the trackers disagreeing
+#: F0): not speech, too short, too little voicing or a whisper, the trackers disagreeing
 F0_BLOCKING: tuple[str, ...] = (
-    "too_short",
-    "not_speech",
-    "reply_truncated",
+    *WHOLE_REPLY,
     "unvoiced_speech",
     "whispered",
     "f0_extractors_disagree",
@@ -189,7 +191,7 @@ class Dimension(ABC):
     flags: ClassVar[tuple[str, ...]] = ()
     #: feature flags that leave a reply unscored on this dimension (the reason is
     #: ``metrics.validity.REASONS[flag]``): a doubtful measurement has no score
-    blocking: ClassVar[tuple[str, ...]] = ("too_short", "not_speech", "reply_truncated")
+    blocking: ClassVar[tuple[str, ...]] = WHOLE_REPLY
     #: False: scores are ratings or probabilities, taken as given (may be 0 or negative)
     positive: ClassVar[bool] = True
     #: the threshold's help text (its CLI flag and config field), naming where the default is from
