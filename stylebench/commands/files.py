@@ -23,6 +23,7 @@ from typing import Any
 
 from stylebench.config import RunConfig, refuse_ignored, resolve_config, section_of
 from stylebench.errors import BadValue
+from stylebench.metrics.asr.offline import check_asr_model
 from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension, in_order
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.score_config import score_context, thresholds_of
@@ -269,7 +270,8 @@ def measure_samples(
     for _, _, lang in samples:
         if lang not in LANGS:
             raise BadValue(f"language {lang!r} is not one of {', '.join(LANGS)}")
-    if settings.asr is not None:
+    if settings.asr is not None:  # the model looked up (as a run's is), then built once
+        check_asr_model(settings.asr.backend, settings.asr.model)
         _asr(settings.asr)
     todo = [
         _Job(

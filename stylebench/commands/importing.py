@@ -333,15 +333,17 @@ def import_replies(
     from stylebench.commands.scored import score_run
     from stylebench.executors.base import make_executor
     from stylebench.pipeline.stage import run_stage
+    from stylebench.stages.registry import check_models
     from stylebench.stages.runner import measure
 
     check_name(cfg.model)
     if (proot := persistence_root(cfg)) is not None:  # both dialogues of every sample
-        from stylebench.commands.persistence import select
+        from stylebench.commands.persistence import check_persistence_config, select
         from stylebench.dialogues.persistence import arms_of, load_persistence_set
 
         sel = select(cfg, proot)
         samples: list[Sample] = list(sel.arms)
+        check_persistence_config(cfg, sel.arms)
         set_root, checksum = proot, sel.checksum
         every, _ = load_persistence_set(proot, check_audio=False)
         samples_all: list[Sample] = [a for s in every for a in arms_of(s)]
@@ -349,6 +351,7 @@ def import_replies(
         sel = None
         samples_all, set_root, checksum = load_dialogues(cfg)
         samples = select_samples(samples_all, cfg)
+        check_models(cfg, samples)
     folder = scan(folder_path, samples_all)
     if not any((folder.root / s.id).is_dir() for s in samples):
         raise BadValue(nothing_selected(folder.root, samples, samples_all, cfg))

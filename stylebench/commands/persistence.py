@@ -13,6 +13,7 @@ two never collide. The judge asks SRD on every turn. Scores are
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,19 @@ PERSISTENCE_IGNORED = (
     "filter_mrd",
     "mrd_threshold",
 )
-WHERE = "a persistence run (its stages are transcribe, features and an SRD judge on every turn)"
+
+
+def check_persistence_config(cfg: RunConfig, arms: Sequence[PersistenceArm]) -> None:
+    """Before any work: no setting a persistence run would ignore (:data:`PERSISTENCE_IGNORED`),
+    and every model its stages load found (:func:`stylebench.stages.registry.check_models`)."""
+    from stylebench.stages.registry import check_models
+
+    refuse_ignored(
+        cfg.flat(),
+        PERSISTENCE_IGNORED,
+        "a persistence run (its stages are transcribe, features and an SRD judge on every turn)",
+    )
+    check_models(cfg, arms, only=PERSISTENCE_STAGES)
 
 
 @dataclass(frozen=True)
@@ -221,10 +234,10 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     from stylebench.stages.respond import ReplyLimits, RespondStage
     from stylebench.stages.runner import measure
 
-    refuse_ignored(cfg.flat(), PERSISTENCE_IGNORED, WHERE)
     if not (cfg.worker_python and ":" in cfg.model):
         MODELS[cfg.model]
     sel = select(cfg, root)
+    check_persistence_config(cfg, sel.arms)
     run_id = cfg.run_id or persistence_run_id(cfg, sel.checksum)
     store, fresh = prepare_run_folder(cfg, run_id, sel.checksum)
     with (
@@ -296,9 +309,10 @@ def rescore_persistence(
     store = RunStore(run_dir)
     manifest = read_run_manifest(store)
     cfg = stored_config(manifest, overrides)
-    refuse_ignored(cfg.flat(), PERSISTENCE_IGNORED, WHERE)
     root = Path(manifest["dialogues"]["path"])
     sel = select(cfg, root)
+    if compute:
+        check_persistence_config(cfg, sel.arms)
     if sel.checksum != manifest["dialogues"]["checksum"]:
         raise BadValue(
             f"the persistence set {root} changed since this run was made; rebuild it or run again"
