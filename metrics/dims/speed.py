@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from stylebench.metrics.dims.base import (
-    WHOLE_REPLY,
     Dimension,
     ReplyFrames,
     ScoreContext,
@@ -151,7 +150,12 @@ class Speed(Dimension):
     threshold_field: ClassVar[str] = "speed_pct"
     default_threshold: ClassVar[float] = 5.0
     flags: ClassVar[tuple[str, ...]] = ("vad_energy_fallback",)
-    blocking: ClassVar[tuple[str, ...]] = (*WHOLE_REPLY, "language_mismatch")
+    blocking: ClassVar[tuple[str, ...]] = (
+        "too_short",
+        "not_speech",
+        "reply_truncated",
+        "language_mismatch",
+    )
     threshold_help: ClassVar[str] = "speed threshold in percent"
     change_is_relative: ClassVar[bool] = True
     step: ClassVar[tuple[str, float]] = ("rate", 1.25)
