@@ -259,8 +259,10 @@ def measure_samples(
 ) -> list[SampleMeasurement]:
     """Measure each ``(sample id, files, lang)`` as one sample; results in the given order.
 
-    ``jobs`` > 1 measures samples in that many processes (each builds its own ASR). The ASR is
-    built here first, so a missing extra or model fails once, before any file is read.
+    ``jobs`` > 1 measures samples in that many processes (each builds its own ASR). The ASR model
+    is looked up (:func:`~stylebench.metrics.asr.offline.check_asr_model`, as a run's is) and
+    built here first, so a missing extra or model fails once, before any file is read. A file
+    longer than ``settings.max_seconds`` is an error row, found before it is decoded.
 
     Raises:
         BadValue: a language other than en/zh, or ``jobs`` < 1. MissingExtra: the ASR's extra.
