@@ -345,8 +345,8 @@ def value_or_reason(
 ) -> float | str:
     """``values[key]``, or why it is missing: the reason of its blocking flags
     (:func:`blocking_reason`), else the feature's ``no_*`` flags."""
-    if (why := blocking_reason(values, flags, blocking)) is not None:
-        return why
+    if (reason := blocking_reason(values, flags, blocking)) is not None:
+        return reason
     if key in values:
         return values[key]
     why = [f for f in flags if f.startswith(("no_", "asr_empty"))]
