@@ -338,12 +338,17 @@ def import_replies(
 
     check_name(cfg.model)
     if (proot := persistence_root(cfg)) is not None:  # both dialogues of every sample
-        from stylebench.commands.persistence import check_persistence_config, select
+        from stylebench.commands.persistence import (
+            check_persistence_models,
+            refuse_unread,
+            select,
+        )
         from stylebench.dialogues.persistence import arms_of, load_persistence_set
 
+        refuse_unread(cfg)
         sel = select(cfg, proot)
         samples: list[Sample] = list(sel.arms)
-        check_persistence_config(cfg, sel.arms)
+        check_persistence_models(cfg, sel.arms)
         set_root, checksum = proot, sel.checksum
         every, _ = load_persistence_set(proot, check_audio=False)
         samples_all: list[Sample] = [a for s in every for a in arms_of(s)]

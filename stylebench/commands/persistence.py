@@ -38,16 +38,21 @@ PERSISTENCE_IGNORED = (
 )
 
 
-def check_persistence_config(cfg: RunConfig, arms: Sequence[PersistenceArm]) -> None:
-    """Before any work: no setting a persistence run would ignore (:data:`PERSISTENCE_IGNORED`),
-    and every model its stages load found (:func:`stylebench.stages.registry.check_models`)."""
-    from stylebench.stages.registry import check_models
-
+def refuse_unread(cfg: RunConfig) -> None:
+    """No setting a persistence run would ignore (:data:`PERSISTENCE_IGNORED`); checked first,
+    before the set is read."""
     refuse_ignored(
         cfg.flat(),
         PERSISTENCE_IGNORED,
         "a persistence run (its stages are transcribe, features and an SRD judge on every turn)",
     )
+
+
+def check_persistence_models(cfg: RunConfig, arms: Sequence[PersistenceArm]) -> None:
+    """Every model the persistence stages load, found before any work
+    (:func:`stylebench.stages.registry.check_models`)."""
+    from stylebench.stages.registry import check_models
+
     check_models(cfg, arms, only=PERSISTENCE_STAGES)
 
 
@@ -234,10 +239,11 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     from stylebench.stages.respond import ReplyLimits, RespondStage
     from stylebench.stages.runner import measure
 
+    refuse_unread(cfg)
     if not (cfg.worker_python and ":" in cfg.model):
         MODELS[cfg.model]
     sel = select(cfg, root)
-    check_persistence_config(cfg, sel.arms)
+    check_persistence_models(cfg, sel.arms)
     run_id = cfg.run_id or persistence_run_id(cfg, sel.checksum)
     store, fresh = prepare_run_folder(cfg, run_id, sel.checksum)
     with (
@@ -309,10 +315,11 @@ def rescore_persistence(
     store = RunStore(run_dir)
     manifest = read_run_manifest(store)
     cfg = stored_config(manifest, overrides)
+    refuse_unread(cfg)
     root = Path(manifest["dialogues"]["path"])
     sel = select(cfg, root)
     if compute:
-        check_persistence_config(cfg, sel.arms)
+        check_persistence_models(cfg, sel.arms)
     if sel.checksum != manifest["dialogues"]["checksum"]:
         raise BadValue(
             f"the persistence set {root} changed since this run was made; rebuild it or run again"
