@@ -146,7 +146,12 @@ def check_asr_model(backend: str, model: str) -> str:
         import whisper
     except ImportError as exc:
         raise missing_extra("openai-whisper", "openai-whisper") from exc
-    # a name downloads on first use (openai-whisper's own URLs); a checkpoint is a file
-    return find_weights(
-        model, "--asr-model", hub_names=whisper.available_models(), fetch=lambda name: None
-    )
+    names = whisper.available_models()
+
+    def own_names_only(name: str) -> None:
+        """A name of its own downloads on first use (openai-whisper's URLs); nothing else does."""
+        if name not in names:
+            raise ValueError(f"openai-whisper knows no model {name!r}: {', '.join(names)}")
+
+    # a checkpoint is a file (no marker)
+    return find_weights(model, "--asr-model", hub_names=names, fetch=own_names_only)
