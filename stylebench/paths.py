@@ -129,10 +129,10 @@ def find_weights(
     ``ref`` is looked up as:
 
     - one of ``offline`` (names the caller resolves itself, e.g. Whisper ``base``): taken;
-    - a hub id when nothing is at that path here and it is one of ``hub_names`` (a backend's own
-      short names, e.g. faster-whisper's ``large-v3``) or has the form ``org/name``: found in the Hugging Face
-      cache, else ``fetch(ref)`` (the backend's own download; default: ask the hub for its
-      ``config.json``) must succeed;
+    - a hub id when nothing is at that path here and it is one of ``hub_names`` (a backend's
+      own short names, e.g. faster-whisper's ``large-v3``) or has the form ``org/name``: found
+      in the Hugging Face cache, else ``fetch(ref)`` (the backend's own download; default: ask
+      the hub for its ``config.json``) must succeed;
     - otherwise a folder (or, with ``marker`` None, a file) on this machine, holding ``marker``.
 
     Raises:
