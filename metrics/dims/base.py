@@ -361,16 +361,32 @@ class Dimension(ABC):
         """
 
 
+def blocking_reason(
+    values: Mapping[str, float], flags: Sequence[str], blocking: Sequence[str]
+) -> str | None:
+    """Why a reply has no score, when a flag of ``blocking`` is among its ``flags``: the reason
+    (:data:`stylebench.metrics.validity.REASONS`) of the first, in ``blocking``'s order, with
+    one exception. A reply with at least ``MIN_SPEECH_S`` of detected sound that is flagged both
+    too short and not speech is called not speech: its shortness is then only its syllable
+    count, and sound that is not speech has no syllables (30 minutes of noise, a square wave:
+    an empty transcript is not a short reply). Every scorer's reason comes from here, so a file
+    measured alone and a run's reply are said the same way."""
+    from stylebench.metrics.validity import MIN_SPEECH_S, REASONS
+
+    hit = [f for f in blocking if f in flags]
+    long_enough = values.get("active_s", 0.0) >= MIN_SPEECH_S
+    if long_enough and "not_speech" in hit and "too_short" in hit:
+        hit.remove("too_short")
+    return REASONS[hit[0]] if hit else None
+
+
 def value_or_reason(
     values: Mapping[str, float], flags: list[str], key: str, blocking: tuple[str, ...] = ()
 ) -> float | str:
-    """``values[key]``, or why it is missing: the first of ``blocking`` among the reply's
-    flags (:data:`stylebench.metrics.validity.REASONS`), else the feature's ``no_*`` flags."""
-    from stylebench.metrics.validity import REASONS
-
-    for flag in blocking:
-        if flag in flags:
-            return REASONS[flag]
+    """``values[key]``, or why it is missing: the reason of its blocking flags
+    (:func:`blocking_reason`), else the feature's ``no_*`` flags."""
+    if (reason := blocking_reason(values, flags, blocking)) is not None:
+        return reason
     if key in values:
         return values[key]
     why = [f for f in flags if f.startswith(("no_", "asr_empty"))]

@@ -55,8 +55,25 @@ def params() -> list[Any]:
             help="files measured at once, one process each (default 1)",
         ),
         option("--config", help="TOML or JSON file of settings (CLI flags win)"),
-        *config_options("score", MEASURE_SECTIONS),
+        *setting_options(MEASURE_SECTIONS),
     ]
+
+
+def setting_options(sections: tuple[str, ...]) -> list[Any]:
+    """The run settings that apply to files (``measure``, ``pairs``): those of ``sections``
+    that files can use, and the length guard ``--max-reply-s``."""
+    from stylebench.commands.files import IGNORED, RUN_SETTINGS
+
+    own = [o for o in config_options("score", sections) if o.name not in IGNORED]
+    return own + [o for o in config_options("run") if o.name in RUN_SETTINGS]
+
+
+def given_settings(args: Args) -> dict[str, Any]:
+    """The settings of :func:`setting_options` given on the command line, by field name."""
+    from stylebench.commands.files import RUN_SETTINGS
+
+    run = {k: v for k, v in overrides(args, "run").items() if k in RUN_SETTINGS}
+    return {**overrides(args, "score"), **run}
 
 
 def table_columns(loudness: bool = False) -> list[tuple[str, Any]]:
@@ -144,7 +161,7 @@ def main(args: Args) -> int:
     fmt = chosen_format(args.format, args.out)
     rows = measure_rows(
         list(args.files),
-        overrides(args, "score"),
+        given_settings(args),
         config_file=args.config,
         lang=args.lang,
         jobs=args.jobs,
@@ -155,7 +172,7 @@ def main(args: Args) -> int:
     elif fmt == "json":
         text = json_text(rows)
     else:
-        loud = bool(overrides(args, "score").get("loudness")) or any(
+        loud = bool(given_settings(args).get("loudness")) or any(
             r["loudness_lufs"] is not None for r in rows
         )
         text = text_table(table_columns(loud), rows) + "\n" + summary(rows)

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from stylebench.cli.common import Args, argument, config_options, option, overrides
+from stylebench.cli.common import Args, argument, option
+from stylebench.cli.measure import given_settings, setting_options
 from stylebench.cli.rows import (
     chosen_format,
     counts_line,
@@ -57,7 +58,7 @@ def params() -> list[Any]:
         option("--jobs", type=int, default=1, help="pairs measured at once, one process each"),
         option("--seed", type=int, default=0, help="bootstrap seed (default 0)"),
         option("--config", help="TOML or JSON file of settings (CLI flags win)"),
-        *config_options("score", PAIR_SECTIONS),
+        *setting_options(PAIR_SECTIONS),
     ]
 
 
@@ -138,7 +139,7 @@ def main(args: Args) -> int:
     )
 
     fmt = chosen_format(args.format, args.out)
-    loudness = bool(overrides(args, "score").get("loudness"))
+    loudness = bool(given_settings(args).get("loudness"))
     if loudness and not (args.per_pair or args.per_pair_out):
         raise BadValue(
             "--loudness gives each pair's integrated loudness change (LU), a per-pair value: add "
@@ -152,7 +153,7 @@ def main(args: Args) -> int:
     pairs = read_pairs_csv(args.pairs_csv, lang=args.lang, allow_outside=args.allow_outside)
     scored = run_pairs(
         pairs,
-        overrides(args, "score"),
+        given_settings(args),
         config_file=args.config,
         jobs=args.jobs,
         progress=not args.no_progress,

@@ -33,8 +33,9 @@ from stylebench.commands.files import (
     file_dims,
     measure_samples,
 )
-from stylebench.errors import BadValue, MissingFile
+from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import dimension
+from stylebench.paths import named_file
 from stylebench.records import DIMS, DIRECTIONS, LANGS
 from stylebench.scoring.cells import (
     TurnScore,
@@ -178,9 +179,7 @@ def read_pairs_csv(
     Raises:
         MissingFile: no such file. BadValue: a table :func:`parse_pairs` refuses, or not CSV.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise MissingFile(f"pairs file {p} does not exist")
+    p = named_file(path, "pairs file")
     try:
         with open(p, newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)

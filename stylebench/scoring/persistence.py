@@ -219,15 +219,23 @@ def score_persistence(
     )
 
 
-def half_reversion(cells: Sequence[PersistenceCell]) -> dict[tuple[str, str, str], int | None]:
-    """Per (dim, direction, lang): the first turn whose persistence is at most 50% (half the
-    ok samples have reverted), ``None`` when every scored turn stays above it."""
-    out: dict[tuple[str, str, str], int | None] = {}
-    for c in cells:
+def half_reversion(
+    cells: Sequence[PersistenceCell],
+) -> dict[tuple[str, str, str], tuple[int | None, int]]:
+    """Per (dim, direction, lang) with a scored turn: the first turn whose persistence is at most
+    50% (half the ok samples have reverted), ``None`` when every scored turn stays above it; and
+    the last scored turn, so "stays above" is said only as far as it was measured (``>3`` when
+    turn 4 has no score). A (dim, direction, lang) with no scored turn has no entry: nothing was
+    measured, so nothing is said (not the best value, ``>N``)."""
+    out: dict[tuple[str, str, str], tuple[int | None, int]] = {}
+    for c in sorted(cells, key=lambda c: c.turn):
+        if c.persistence is None:
+            continue
         key = (c.dim, c.direction, c.lang)
-        out.setdefault(key, None)
-        if out[key] is None and c.persistence is not None and c.persistence <= 50.0:
-            out[key] = c.turn
+        first, _ = out.get(key, (None, c.turn))
+        if first is None and c.persistence <= 50.0:
+            first = c.turn
+        out[key] = (first, c.turn)
     return out
 
 
