@@ -38,12 +38,12 @@ from stylebench.metrics.spec import MetricSpec
 SPEC = MetricSpec(
     name="alignment",
     version="2",
-    outputs=("dtw_cost_prev", "dtw_tempo_prev", "dtw_prev_turn"),
+    outputs=("dtw_cost_prev", "dtw_tempo_prev", "dtw_turn_prev"),
     needs=("audio", "speech_span"),
     description=(
         "dtw_cost_prev: mean MFCC distance (12 standardised coefficients, 20 ms frames) along "
         "the DTW path between this reply's speech span and the previous measured turn's "
-        "(dtw_prev_turn); low when both say the same words, which then share one syllable count "
+        "(dtw_turn_prev); low when both say the same words, which then share one syllable count "
         "(the speed dimension). dtw_tempo_prev: seconds of this reply per second of the previous "
         "one over the words they share (the path's Theil-Sen slope, unmatched speech taken out)."
     ),

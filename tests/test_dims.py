@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stylebench.metrics.dims.base import DIMENSIONS, ScoreContext, dimension
+from stylebench.metrics.dims.base import DIMENSIONS, ScoreContext, dimension, plain
 from stylebench.metrics.dims.speed import speed_key
 from stylebench.records import DIMS, FeatureRecord
 from stylebench.scoring.cells import Thresholds, perceptual_change
@@ -470,7 +470,7 @@ def test_the_run_note_counts_turn_pairs_by_route():
 
 
 def test_a_turn_joins_the_run_its_alignment_was_made_against():
-    """Turn 2 failed, so turn 3 was aligned against turn 1 (dtw_prev_turn 1): the two share a
+    """Turn 2 failed, so turn 3 was aligned against turn 1 (dtw_turn_prev 1): the two share a
     count. A turn aligned against a turn that is not the one before it in the scored set, or a
     turn that is too short, starts its own run."""
     from stylebench.metrics.dims.speed import same_words_runs
@@ -478,8 +478,24 @@ def test_a_turn_joins_the_run_its_alignment_was_made_against():
     def f(**v):
         return feat(spm=200.0, syllables=20.0, span_s=6.0, **v)
 
-    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_prev_turn=1.0)}) == [(1, 3)]
-    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_prev_turn=2.0)}) == [(1,), (3,)]
+    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_turn_prev=1.0)}) == [(1, 3)]
+    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_turn_prev=2.0)}) == [(1,), (3,)]
     three = {1: f(), 2: f(dtw_cost_prev=0.9), 3: f(dtw_cost_prev=2.5)}
     assert same_words_runs(three) == [(1, 2), (3,)]
     assert same_words_runs(three, alone={2}) == [(1,), (2,), (3,)]
+
+
+def test_same_words_without_a_transcript_take_the_text_channel_count():
+    """``--asr none``: no transcript counts anything, so a run of turns that say the same words
+    takes its shared count from the text channel (``speed_from_text``); its changes stay the
+    aligned tempo. Under ``--speed-source asr`` the same sample is unscored, with why."""
+
+    def f(**v):
+        return feat(text_spm=180.0, text_syllables=18.0, span_s=6.0, **v)
+
+    turns = {1: f(), 2: f(dtw_cost_prev=0.9, dtw_tempo_prev=0.8)}
+    vals, flags = dimension("speed").turn_values(None, turns, CTX)
+    assert flags == ("speed_from_text",)
+    assert plain(vals[1]) == pytest.approx(180.0) and plain(vals[2]) == pytest.approx(225.0)
+    vals, _ = dimension("speed").turn_values(None, turns, ScoreContext.of(speed_source="asr"))
+    assert all(isinstance(v, str) and "not measured" in v for v in vals.values()), vals

@@ -97,7 +97,7 @@ def same_words_runs(
     audio says the same words as the turn before (:func:`stylebench.metrics.validity.same_words`).
 
     A turn joins the run before it only when its alignment was made against that run's last turn
-    (``dtw_prev_turn``; a record without it: the turn just before) and neither is in ``alone``
+    (``dtw_turn_prev``; a record without it: the turn just before) and neither is in ``alone``
     (turns with no score of their own whatever the route: too short, not speech, cut off, no
     speech span).
     """
@@ -111,7 +111,7 @@ def same_words_runs(
             prev is not None
             and k not in alone
             and prev not in alone
-            and int(v.get("dtw_prev_turn", k - 1)) == prev
+            and int(v.get("dtw_turn_prev", k - 1)) == prev
             and same_words(v)
         ):
             runs[-1].append(k)
@@ -211,9 +211,12 @@ def speed_plan(
     doubtful = doubtful_turns(feats, max_error)
     counts = {r: run_count(r, feats, "spm", doubtful) for r in runs}
     # a count matters only between runs (a run's own turns compare by their spans), and for a
-    # turn alone, which has only its own
-    doubt = any(r[0] in doubtful for r in runs if len(r) == 1) or (
-        len(runs) > 1 and any(counts[r].doubt for r in runs if len(r) > 1)
+    # turn alone, which has only its own; a run with no count at all (no transcript: --asr none)
+    # has no rate for its first turn
+    doubt = (
+        any(r[0] in doubtful for r in runs if len(r) == 1)
+        or any(counts[r].count is None for r in runs if len(r) > 1)
+        or (len(runs) > 1 and any(counts[r].doubt for r in runs if len(r) > 1))
     )
     if source == "auto" and doubt and _text_can_score(feats, doubtful, max_error):
         text_counts = {r: run_count(r, feats, "text_spm", {}) for r in runs}

@@ -225,7 +225,7 @@ def finish_sample(
         if k in aligned:
             prev, al = aligned[k]
             p["values"].update(
-                dtw_cost_prev=al.cost, dtw_tempo_prev=al.tempo, dtw_prev_turn=float(prev)
+                dtw_cost_prev=al.cost, dtw_tempo_prev=al.tempo, dtw_turn_prev=float(prev)
             )
         try:
             values, reply_flags = _finish_reply(p, transcripts.get(k), lang)
