@@ -1,5 +1,6 @@
-"""Pitch score: mean F0 over the voiced frames that a majority of three trackers agree on, each
-frame weighted by its amplitude (:func:`weighted_mean_f0`).
+"""Pitch score: mean F0 over the voiced frames that a majority of three trackers agree on (the
+paper's mean F0 over voiced frames, ``f0_mean_agreed``); the same frames' amplitude-weighted mean
+(:func:`weighted_mean_f0`, ``f0_mean_weighted``) stays beside it.
 
 The three trackers are pyworld, Praat and SwiftF0 (:func:`swift_f0_track`), voting frame by
 frame (:func:`majority_f0`). The rest of this docstring describes the two-tracker agreement
@@ -37,7 +38,7 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="f0",
-    version="5",
+    version="6",
     outputs=(
         "f0_mean",
         "f0_median",
@@ -55,16 +56,18 @@ SPEC = MetricSpec(
         "f0_voiced_span_share",
         "f0_voiced_share",
         "f0_pyworld_gap_st",
+        "f0_ceiling_share",
     ),
     needs=("audio",),
     description=(
-        "Three trackers on one 5 ms grid, 50-800 Hz: pyworld dio + stonemask, Praat "
+        "Three trackers on one 5 ms grid, 50-1100 Hz: pyworld dio + stonemask, Praat "
         "autocorrelation and SwiftF0 (a CNN, 16 ms frames, voiced at confidence >= 0.5). A frame "
         "counts when at least two are voiced within 2 semitones of each other; its F0 is the "
         "median of those (two: their mean). Run edges (1 frame) and frames an octave or more "
-        "under the reply's median are dropped. f0_mean_weighted = the mean over those frames, each "
-        "weighted by its amplitude (level of the 25 ms around it; the default score); "
-        "f0_mean_agreed = their plain mean; f0_agreement = such frames / frames two trackers call voiced; "
+        "under the reply's median are dropped. f0_mean_agreed = the plain mean over those frames "
+        "(the default score); f0_mean_weighted = their mean, each weighted by its amplitude (level "
+        "of the 25 ms around it); f0_agreement = such frames / frames two trackers call voiced; "
+        "f0_ceiling_share = the share of them within 2 st of the search ceiling; "
         "f0_voiced_share = voted-voiced seconds per second of detected speech; f0_mean = "
         "pyworld's plain mean over its voiced frames (FastSpeech2), f0_pyworld_gap_st = its "
         "distance from the score in semitones."
@@ -72,6 +75,9 @@ SPEC = MetricSpec(
 )
 
 MIN_VOICED_FRAMES = 3
+#: the F0 search range of every tracker, Hz (``--f0-floor``, ``--f0-ceil``)
+F0_FLOOR_HZ = 50.0
+F0_CEIL_HZ = 1100.0
 #: two trackers agree on a frame when their F0 differ by at most this many semitones
 AGREE_TOL_ST = 2.0
 #: frames dropped at each end of a run of agreed frames (voicing onsets and offsets, where the
@@ -110,8 +116,8 @@ def f0_track(
     sr: int,
     *,
     frame_ms: float = 5.0,
-    f0_floor: float = 50.0,
-    f0_ceil: float = 800.0,
+    f0_floor: float = F0_FLOOR_HZ,
+    f0_ceil: float = F0_CEIL_HZ,
 ) -> np.ndarray:
     """F0 contour from pyworld dio + stonemask on float64 samples.
 
@@ -137,8 +143,8 @@ def praat_f0_track(
     sr: int,
     *,
     frame_ms: float = 5.0,
-    f0_floor: float = 50.0,
-    f0_ceil: float = 800.0,
+    f0_floor: float = F0_FLOOR_HZ,
+    f0_ceil: float = F0_CEIL_HZ,
 ) -> np.ndarray:
     """F0 contour from Praat's autocorrelation method (parselmouth ``to_pitch``), the cross-check.
 
@@ -200,8 +206,8 @@ def swift_f0_track(
     sr: int,
     *,
     frame_ms: float = 5.0,
-    f0_floor: float = 50.0,
-    f0_ceil: float = 800.0,
+    f0_floor: float = F0_FLOOR_HZ,
+    f0_ceil: float = F0_CEIL_HZ,
 ) -> np.ndarray:
     """F0 contour from SwiftF0 (the PyPI package ``swift-f0``: a small CNN run by onnxruntime),
     the arbiter between pyworld and Praat.
@@ -234,6 +240,25 @@ def swift_f0_track(
         return np.zeros(grid.size)
     idx = np.round(grid / (SWIFT_HOP / SWIFT_SR)).astype(int)
     return np.where(idx < f0.size, f0[np.minimum(idx, f0.size - 1)], 0.0)
+
+
+def ceiling_share(track: np.ndarray, f0_ceil: float, within_st: float) -> float:
+    """Share of ``track``'s voiced frames within ``within_st`` semitones under ``f0_ceil`` (or
+    above it); 0 when no frame is voiced.
+
+    Why: the trackers do not look above the ceiling, so a voice that reaches it loses its highest
+    frames, and a rise reads smaller than it is (a high voice asked to go higher).
+
+    Raises:
+        ValueError: a ceiling <= 0 or a negative distance.
+    """
+    if f0_ceil <= 0 or within_st < 0:
+        raise ValueError(f"need f0_ceil > 0 and within_st >= 0, got {f0_ceil}, {within_st}")
+    f0 = np.asarray(track, dtype=np.float64).reshape(-1)
+    voiced = f0[np.isfinite(f0) & (f0 > 0)]
+    if not voiced.size:
+        return 0.0
+    return float(np.mean(voiced >= f0_ceil * 2.0 ** (-within_st / 12.0)))
 
 
 def majority_f0(tracks: Sequence[np.ndarray], tol_st: float = AGREE_TOL_ST) -> np.ndarray:

@@ -71,6 +71,8 @@ class ReplyFrames:
             grid (:mod:`stylebench.metrics.pitch`).
         level_track: each frame's level in dB on that grid (the weights of the pitch score).
         frame_ms: the frame period of the tracks.
+        f0_ceil: the highest F0 the trackers searched (Hz); ``None`` when not known (then no
+            reply is flagged as reaching it).
         measured: the values measured for every dimension before any dimension's own: the speech
             span (``span_s``, ``active_s``), its nuclei count and rate, the transcript's
             syllables (:mod:`stylebench.stages.measure`).
@@ -83,6 +85,7 @@ class ReplyFrames:
     tracks: tuple[np.ndarray, np.ndarray, np.ndarray]
     level_track: np.ndarray
     frame_ms: float = 5.0
+    f0_ceil: float | None = None
     measured: Mapping[str, float] = field(default_factory=dict)
     transcript: TranscriptRecord | None = None
 
