@@ -58,7 +58,7 @@ REF_PASS1 = (50.0, 1100.0)
 REF_LO_Q, REF_LO_K, REF_HI_Q, REF_HI_K = 35, 0.72, 65, 1.9
 REFS = ("praat_mean", "praat_median")
 #: bump when what a cached file result holds changes
-VERSION = "1"
+VERSION = "2"
 SR = 16000
 
 
@@ -124,11 +124,11 @@ def measure_wave(wave: np.ndarray, sr: int, lang: str, f0_ceil: float) -> dict[s
 
 
 def _voted(part: dict[str, Any]) -> np.ndarray:
-    """The pitch score's frames (the vote, run edges and subharmonics dropped)."""
-    from stylebench.metrics import pitch
+    """The pitch score's frames (:attr:`ReplyFrames.scored_f0`) of an ``analyse_reply`` result."""
+    from stylebench.metrics.dims.base import ReplyFrames
 
-    maj = pitch.majority_f0([part["track"], part["praat_track"], part["swift_track"]])
-    return pitch.drop_subharmonics(pitch.trim_edges(maj, pitch.EDGE_FRAMES))
+    tracks = (part["track"], part["praat_track"], part["swift_track"])
+    return ReplyFrames(part["wave"], part["sr"], tracks, part["level_track"]).scored_f0
 
 
 def cached(wave: np.ndarray, lang: str, f0_ceil: float, cache: Path) -> dict[str, Any]:

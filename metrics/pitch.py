@@ -306,24 +306,34 @@ def voted_voiced(tracks: Sequence[np.ndarray]) -> np.ndarray:
 #: a voted frame this many semitones or more below the reply's median voted F0 is a subharmonic
 #: (creak, or an octave error two trackers share), not the voice's pitch
 SUBHARMONIC_ST = 12.0
+#: a voted frame this many semitones or more above the reply's median voted F0 is not the voice
+#: (a tone or squeak two trackers share); speech rises at most 19 st above its median on 181
+#: VStyle replies
+FAR_ABOVE_ST = 24.0
 
 
-def drop_subharmonics(track: np.ndarray, below_st: float = SUBHARMONIC_ST) -> np.ndarray:
-    """``track`` with its voiced frames at least ``below_st`` semitones under the median of its
-    voiced frames set to 0.
+def drop_off_voice(
+    track: np.ndarray, below_st: float = SUBHARMONIC_ST, above_st: float = FAR_ABOVE_ST
+) -> np.ndarray:
+    """``track`` with its voiced frames at least ``below_st`` semitones under, or at least
+    ``above_st`` semitones over, the median of its voiced frames set to 0.
 
-    Why only below: two trackers can share a subharmonic (a creaky phrase end, a period-doubled
-    frame), and the F0 they agree on there moves with tempo (real-speech corpus, tempo x0.8:
-    such frames read 178 Hz on the original and 141 Hz on the copy, beside 261 Hz for the
-    voice); expressive speech rises far above its median, but no voice's pitch drops an octave
-    under it. Fewer than 3 voiced frames: returned unchanged.
+    Below (an octave): two trackers can share a subharmonic (a creaky phrase end, a
+    period-doubled frame), and the F0 they agree on there moves with tempo (real-speech corpus,
+    tempo x0.8: such frames read 178 Hz on the original and 141 Hz on the copy, beside 261 Hz
+    for the voice); no voice's pitch drops an octave under its median. Above (two octaves):
+    expressive speech rises far above its median (up to 19 st on real replies), but not two
+    octaves; what does is a sound beside the voice (a VStyle reply of a 91 Hz voice holds 55 ms
+    of a 1050 Hz tone that Praat and SwiftF0 both track, and a plain mean reads it +0.7 st
+    higher). Fewer than 3 voiced frames: returned unchanged.
     """
     f0 = np.asarray(track, dtype=np.float64).reshape(-1)
     voiced = np.isfinite(f0) & (f0 > 0)
     if int(voiced.sum()) < MIN_VOICED_FRAMES:
         return f0.copy()
     median = float(np.median(f0[voiced]))
-    return np.where(voiced & (f0 > median * 2.0 ** (-below_st / 12.0)), f0, 0.0)
+    lo, hi = median * 2.0 ** (-below_st / 12.0), median * 2.0 ** (above_st / 12.0)
+    return np.where(voiced & (f0 > lo) & (f0 < hi), f0, 0.0)
 
 
 def trim_edges(track: np.ndarray, edge: int = EDGE_FRAMES) -> np.ndarray:

@@ -105,10 +105,11 @@ class ReplyFrames:
 
     @cached_property
     def scored_f0(self) -> np.ndarray:
-        """:attr:`majority_f0` with run edges trimmed and subharmonic frames dropped."""
+        """:attr:`majority_f0` with run edges trimmed and frames far under (subharmonics) or
+        far over the reply's median dropped (:func:`stylebench.metrics.pitch.drop_off_voice`)."""
         from stylebench.metrics import pitch
 
-        return pitch.drop_subharmonics(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
+        return pitch.drop_off_voice(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
 
     @cached_property
     def too_few_voted(self) -> bool:

@@ -49,6 +49,7 @@ def tolerances() -> dict[str, object]:
         "min_declared_lang_p": validity.MIN_DECLARED_LANG_P,
         "unsure": (validity.MAX_UNSURE_WORD_SHARE, validity.MAX_UNSURE_MEAN_LOGPROB),
         "subharmonic_st": pitch.SUBHARMONIC_ST,
+        "far_above_st": pitch.FAR_ABOVE_ST,
         "text_syl_per_nucleus": validity.TEXT_SYL_PER_NUCLEUS,
         "syl_per_s": validity.PLAUSIBLE_SYL_PER_S,
         "syl_per_nucleus": validity.PLAUSIBLE_SYL_PER_NUCLEUS,
