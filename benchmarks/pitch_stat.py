@@ -40,7 +40,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -108,17 +108,18 @@ def measure_wave(wave: np.ndarray, sr: int, lang: str, f0_ceil: float) -> dict[s
         return {**out, "scores": dict.fromkeys(STATS, res), "diag": {}}
     values, flags = res
     out["scores"] = {k: value_or_reason(values, flags, f, Pitch.blocking) for k, f in STATS.items()}
+    from stylebench.metrics.pitch import ceiling_share
+
     voted = _voted(part)
     near = voted[voted > 0]
     diag = {k: values[k] for k in ("f0_octave_share", "f0_agreement") if k in values}
     diag["flags"] = sorted({f.split(":")[0] for f in flags})
     if near.size:
-        top = 12 * np.log2(f0_ceil / near)  # each scored frame's distance under the ceiling, st
         diag["p95_hz"] = float(np.percentile(near, 95))
         diag["max_hz"] = float(near.max())
         diag["median_hz"] = float(np.median(near))
         for st in (1, 2, 3, 4):
-            diag[f"share_within_{st}st"] = float(np.mean(top <= st))
+            diag[f"share_within_{st}st"] = ceiling_share(near, f0_ceil, st)
     out["diag"] = diag
     return out
 
@@ -245,18 +246,24 @@ def agreement_table(title: str, rows: list[dict[str, float]], refs: Iterable[str
     return out
 
 
-def invariance(clips: list[dict[str, Any]]) -> tuple[list[str], dict[str, Any]]:
-    """Per group (tuning / held-out single-speaker, multi-speaker): per statistic the worst
-    |change| under tempo and gain, how many copies move 0.3 st or more, the median |change|."""
-    groups = {
-        "tuning half, single speaker": [
-            c for c in clips if c["split"] == "tune" and not c["multi"]
-        ],
+def corpus_groups(
+    clips: list[dict[str, Any]], multi: Callable[[dict[str, Any]], bool]
+) -> dict[str, list[dict[str, Any]]]:
+    """The corpus in the three groups every table here reports apart: each half's
+    single-speaker clips, and the clips of several speakers (out of the target)."""
+    return {
+        "tuning half, single speaker": [c for c in clips if c["split"] == "tune" and not multi(c)],
         "held-out half, single speaker": [
-            c for c in clips if c["split"] == "heldout" and not c["multi"]
+            c for c in clips if c["split"] == "heldout" and not multi(c)
         ],
-        "multi-speaker clips (out of the target)": [c for c in clips if c["multi"]],
+        "multi-speaker clips (out of the target)": [c for c in clips if multi(c)],
     }
+
+
+def invariance(clips: list[dict[str, Any]]) -> tuple[list[str], dict[str, Any]]:
+    """Per group (:func:`corpus_groups`): per statistic the worst |change| under tempo and gain,
+    how many copies move 0.3 st or more, the median |change|."""
+    groups = corpus_groups(clips, lambda c: c["multi"])
     out, data = ["invariance: |pitch change| under tempo x0.8/x1.25 and gain +-4 dB"], {}
     for gname, group in groups.items():
         out.append(f"  {gname} ({len(group)} clips)")
@@ -330,11 +337,7 @@ def diagnostics(title: str, files: list[dict[str, Any]]) -> tuple[list[str], dic
 def summarise_corpus(clips: list[dict[str, Any]]) -> tuple[list[str], dict[str, Any]]:
     out, data = invariance(clips)
     single = [c for c in clips if not c["multi"]]
-    for gname, group in (
-        ("tuning half, single speaker", [c for c in single if c["split"] == "tune"]),
-        ("held-out half, single speaker", [c for c in single if c["split"] == "heldout"]),
-        ("multi-speaker clips", [c for c in clips if c["multi"]]),
-    ):
+    for gname, group in corpus_groups(clips, lambda c: c["multi"]).items():
         shift = [
             pair_row(c["files"]["orig"], c["files"][n], c["applied"][n])
             for c in group
@@ -403,16 +406,7 @@ def real_speech_groups(path: Path) -> list[str]:
         Change(c["name"], c["dim"], c["applied"], c["shifter"], c["factor"])
         for c in result["changes"]
     ]
-    clips = result["clips"]
-    groups = {
-        "tuning half, single speaker": [
-            c for c in clips if c["split"] == "tune" and "multi_speaker" not in c["traits"]
-        ],
-        "held-out half, single speaker": [
-            c for c in clips if c["split"] == "heldout" and "multi_speaker" not in c["traits"]
-        ],
-        "multi-speaker clips": [c for c in clips if "multi_speaker" in c["traits"]],
-    }
+    groups = corpus_groups(result["clips"], lambda c: "multi_speaker" in c["traits"])
     out = [f"{path}: pitch per group ({result['formant_shifter']} shifter)"]
     for gname, sub in groups.items():
         s = summarise(sub, todo, result["asr"] is not None)

@@ -64,7 +64,7 @@ SPEC = MetricSpec(
         "autocorrelation and SwiftF0 (a CNN, 16 ms frames, voiced at confidence >= 0.5). A frame "
         "counts when at least two are voiced within 2 semitones of each other; its F0 is the "
         "median of those (two: their mean). Run edges (1 frame) and frames an octave or more "
-        "under the reply's median are dropped. f0_mean_agreed = the plain mean over those frames "
+        "under, or two octaves or more over, the reply's median are dropped. f0_mean_agreed = the plain mean over those frames "
         "(the default score); f0_mean_weighted = their mean, each weighted by its amplitude (level "
         "of the 25 ms around it); f0_agreement = such frames / frames two trackers call voiced; "
         "f0_ceiling_share = the share of them within 2 st of the search ceiling; "

@@ -8,8 +8,9 @@ within 2 semitones, with the median of those two or three as its F0, run edges t
 score ``f0_mean_agreed`` is the plain mean over those frames; ``f0_mean_weighted`` weighs each
 of them by its amplitude (``--pitch-stat weighted_mean``; on same-voice pairs of real replies its
 changes agree less with Praat's, docs/metrics.md "Which mean"), and pyworld's own plain mean
-(``f0_mean``, FastSpeech2's recipe) stays beside both. The octave guard is the reply's own: the median of its agreed
-frames +-0.75 octave, so a true change of any size between turns is never clipped.
+(``f0_mean``, FastSpeech2's recipe) stays beside both. The octave guard is the reply's own: the
+median of its agreed frames +-0.75 octave, so a true change of any size between turns is never
+clipped.
 """
 
 from __future__ import annotations
@@ -57,11 +58,11 @@ STAT_KEYS = {
 
 STAT_WORDS = {
     "weighted_mean": "amplitude-weighted mean over the frames where at least two of pyworld, "
-    "Praat and SwiftF0 lie within 2 st (their median), run edges and subharmonic frames dropped "
-    "(three-tracker vote)",
+    "Praat and SwiftF0 lie within 2 st (their median), run edges and frames an octave under or two "
+    "octaves over the reply's median dropped (three-tracker vote)",
     "agreed_mean": "mean over the voiced frames (the paper's statistic), a frame voiced where at "
     "least two of pyworld, Praat and SwiftF0 lie within 2 st (their median), run edges and "
-    "subharmonic frames dropped (three-tracker vote)",
+    "frames an octave under or two octaves over the reply's median dropped (three-tracker vote)",
     "guarded_mean": "mean over voiced frames inside the reply's own F0 range (octave guard)",
     "mean": "mean over voiced frames",
     "median": "median over voiced frames",
