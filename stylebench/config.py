@@ -42,9 +42,9 @@ class MeasureConfig:
     )
     vad: str = option("silero", "speech-span detector", choices=("silero", "energy"))
     pitch_stat: str = option(
-        "weighted_mean",
+        "agreed_mean",
         "F0 statistic that is the pitch score",
-        choices=("weighted_mean", "agreed_mean", "guarded_mean", "mean", "median"),
+        choices=("agreed_mean", "weighted_mean", "guarded_mean", "mean", "median"),
     )
     speed_source: str = option(
         "auto",
@@ -57,7 +57,7 @@ class MeasureConfig:
         metavar="RATE",
     )
     f0_floor: float = option(50.0, "lowest F0 searched, Hz")
-    f0_ceil: float = option(800.0, "highest F0 searched, Hz")
+    f0_ceil: float = option(1100.0, "highest F0 searched, Hz")
     quality: bool = option(
         True,
         "DNSMOS P.835 speech quality (SIG, BAK, OVRL) of every reply, a measured value beside the "

@@ -33,14 +33,14 @@ def test_value_keys():
         rms_gated=0.1,
         rms_active=0.2,
     )
-    assert values_of("pitch", f) == {1: 207.0}
-    assert values_of("pitch", f, pitch_stat="agreed_mean") == {1: 205.0}
+    assert values_of("pitch", f) == {1: 205.0}
+    assert values_of("pitch", f, pitch_stat="weighted_mean") == {1: 207.0}
     assert values_of("pitch", f, pitch_stat="guarded_mean") == {1: 200.0}
     assert values_of("pitch", f, pitch_stat="median") == {1: 190.0}
     assert values_of("pitch", f, pitch_stat="mean") == {1: 210.0}
     assert values_of("volume", f, pitch_stat="median") == {1: 0.1}
     missing = values_of("pitch", feat(["no_f0: silent"], rms_active=0.1))[1]
-    assert missing == "f0_mean_weighted unavailable: no_f0: silent"
+    assert missing == "f0_mean_agreed unavailable: no_f0: silent"
 
 
 def test_every_dim_has_one_module_with_its_scale_and_threshold():

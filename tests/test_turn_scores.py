@@ -31,7 +31,7 @@ def test_values_flags_and_errors_per_turn():
     }
     features = {
         ("p", 1): feat(
-            "p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_weighted=200.0, f0_mean=190.0
+            "p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_agreed=200.0, f0_mean=190.0
         ),
         ("p", 2): FeatureRecord("p", 2, "error", "f", error="AudioError: silent"),
     }
@@ -76,7 +76,7 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
     s = sample("e", "emotion", emotion="sad")
     replies = {("e", k): ok_reply("e", k) for k in (1, 2, 3)}
     base = {
-        "f0_mean_weighted": 200.0,
+        "f0_mean_agreed": 200.0,
         "f0_std_st": 2.0,
         "rms_gated_dbfs": -20.0,
         "nuclei_spm": 240.0,

@@ -111,6 +111,8 @@ class ReplyFrames:
             grid (:mod:`stylebench.metrics.pitch`).
         level_track: each frame's level in dB on that grid (the weights of the pitch score).
         frame_ms: the frame period of the tracks.
+        f0_ceil: the highest F0 the trackers searched (Hz); ``None`` when not known (then no
+            reply is flagged as reaching it).
         measured: the values measured for every dimension before any dimension's own: the speech
             span (``span_s``, ``active_s``), its nuclei count and rate, the transcript's
             syllables (:mod:`stylebench.stages.measure`).
@@ -123,6 +125,7 @@ class ReplyFrames:
     tracks: tuple[np.ndarray, np.ndarray, np.ndarray]
     level_track: np.ndarray
     frame_ms: float = 5.0
+    f0_ceil: float | None = None
     measured: Mapping[str, float] = field(default_factory=dict)
     transcript: TranscriptRecord | None = None
 
@@ -142,10 +145,11 @@ class ReplyFrames:
 
     @cached_property
     def scored_f0(self) -> np.ndarray:
-        """:attr:`majority_f0` with run edges trimmed and subharmonic frames dropped."""
+        """:attr:`majority_f0` with run edges trimmed and frames far under (subharmonics) or
+        far over the reply's median dropped (:func:`stylebench.metrics.pitch.drop_off_voice`)."""
         from stylebench.metrics import pitch
 
-        return pitch.drop_subharmonics(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
+        return pitch.drop_off_voice(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
 
     @cached_property
     def too_few_voted(self) -> bool:

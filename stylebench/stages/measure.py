@@ -25,12 +25,18 @@ ANALYSIS_SR = 16000
 def tolerances() -> dict[str, object]:
     """Every threshold a feature record's flags depend on; part of its fingerprint."""
     from stylebench.metrics import energy, pitch, validity
-    from stylebench.metrics.dims.pitch import F0_MIN_AGREEMENT, OCTAVE_SUSPECT_SHARE
+    from stylebench.metrics.dims.pitch import (
+        F0_MIN_AGREEMENT,
+        NEAR_CEILING_SHARE,
+        NEAR_CEILING_ST,
+        OCTAVE_SUSPECT_SHARE,
+    )
 
     return {
         "volume_gate": (energy.GATE_WINDOW_S, energy.GATE_DROP_DB),
         "f0_min_agreement": F0_MIN_AGREEMENT,
         "octave_suspect_share": OCTAVE_SUSPECT_SHARE,
+        "f0_near_ceiling": (NEAR_CEILING_ST, NEAR_CEILING_SHARE),
         "f0_agree_st": pitch.AGREE_TOL_ST,
         "f0_edge_frames": pitch.EDGE_FRAMES,
         "vad_missed": (0.5, 0.25, 10.0),
@@ -43,6 +49,7 @@ def tolerances() -> dict[str, object]:
         "min_declared_lang_p": validity.MIN_DECLARED_LANG_P,
         "unsure": (validity.MAX_UNSURE_WORD_SHARE, validity.MAX_UNSURE_MEAN_LOGPROB),
         "subharmonic_st": pitch.SUBHARMONIC_ST,
+        "far_above_st": pitch.FAR_ABOVE_ST,
         "text_syl_per_nucleus": validity.TEXT_SYL_PER_NUCLEUS,
         "syl_per_s": validity.PLAUSIBLE_SYL_PER_S,
         "syl_per_nucleus": validity.PLAUSIBLE_SYL_PER_NUCLEUS,
@@ -55,7 +62,7 @@ def tolerances() -> dict[str, object]:
 class FeatureConfig:
     vad: str = "silero"
     f0_floor: float = 50.0
-    f0_ceil: float = 800.0
+    f0_ceil: float = 1100.0
     frame_ms: float = 5.0
     #: DNSMOS P.835 of every reply (:mod:`stylebench.metrics.quality`), computed by the features
     #: stage's job; resolved to False where speechmos is not installed, so installing it re-keys
@@ -130,6 +137,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "swift_track": swift,
         "level_track": pitch.frame_levels_db(wave, sr, track.size, frame_ms=cfg.frame_ms),
         "frame_ms": cfg.frame_ms,
+        "f0_ceil": cfg.f0_ceil,
         "wave": wave,
         "sr": sr,
         "mfcc": spectra,
@@ -280,6 +288,7 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
         tracks=(p["track"], p["praat_track"], p["swift_track"]),
         level_track=p["level_track"],
         frame_ms=p.get("frame_ms", 5.0),
+        f0_ceil=p.get("f0_ceil"),
         measured=MappingProxyType(dict(values)),
         transcript=tr if tr is not None and tr.status == "ok" else None,
     )
