@@ -367,7 +367,7 @@ def build_set(
 
     out_dir = Path(out_dir)
     if out_dir.exists():
-        raise FileClash(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
+        raise _clash(out_dir)
     cfg = executor or ExecutorConfig()
     if cfg.executor == "ray" and synth_factory is None:
         raise ValueError("--executor ray builds the synthesiser on each worker: pass synth_factory")
@@ -387,7 +387,7 @@ def build_set(
     store = RunStore(partial_folder(out_dir))
     with store.lock("stylebench build-dialogues"), make_executor(cfg) as ex:
         if out_dir.exists():  # another process finished it while this one waited
-            raise FileClash(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
+            raise _clash(out_dir)
         write_text(
             store.root / "build.json",
             json.dumps({"out": str(out_dir), "spec": asdict(spec), **identity}, indent=2),
@@ -498,12 +498,14 @@ def _finish(
     write_text(staged / "SET_CARD.md", card_markdown(card))
     try:
         os.rename(staged, out_dir)
-    except OSError as exc:
+    except OSError:
         if out_dir.exists():
-            raise FileClash(
-                f"{out_dir} exists; choose a new --out (sets are never overwritten)"
-            ) from None
-        raise exc
+            raise _clash(out_dir) from None
+        raise
+
+
+def _clash(out_dir: Path) -> FileClash:
+    return FileClash(f"{out_dir} exists; choose a new --out (sets are never overwritten)")
 
 
 def _synth_versions(synth: Any, langs: tuple[str, ...]) -> dict[str, str]:

@@ -114,10 +114,10 @@ def test_a_turn_that_fails_stops_the_set_and_the_next_call_retries_it_alone(tmp_
     assert len(load_set(out)[0]) == 4
 
 
-def test_threads_write_the_same_set(tmp_path, uninterrupted):
-    out = tmp_path / "set"
-    checker = Checker(ReadsTextTone(), quality=False)
-    build_set(out, SPEC, TextTone(), VOICES, jobs=3, checker=checker)
+def test_jobs_make_turns_on_threads_and_the_same_set(tmp_path, uninterrupted):
+    out, synth = tmp_path / "set", TextTone()
+    build_set(out, SPEC, synth, VOICES, jobs=3, checker=Checker(ReadsTextTone(), quality=False))
+    assert len(synth.threads) >= 2 and "MainThread" not in synth.threads
     assert files_of(out) == files_of(uninterrupted)
 
 

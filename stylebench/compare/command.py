@@ -65,14 +65,16 @@ def write_comparison(
     *,
     embed_audio: bool = False,
 ) -> tuple[str, Path]:
-    """Write compare.json/.md/.html and the leaderboard into ``out`` (default: beside the first
-    run, :func:`default_out`); ``(markdown, folder)``."""
+    """Write compare.json/.md/.html, the leaderboard and the cells' sample pages into ``out``
+    (default: beside the first run, :func:`default_out`); ``(markdown, folder)``."""
     md = render_md(result)
     folder = Path(out) if out else default_out(runs)
     from stylebench.compare.html import render_html
+    from stylebench.compare.sample_pages import sample_pages, write_pages
 
-    html = render_html(result, runs, folder, embed_audio=embed_audio)
+    html = render_html(result, runs, folder)
     write_files(folder, result, md, html)
+    write_pages(folder, sample_pages(result, runs, folder, embed_audio=embed_audio))
     return md, folder
 
 

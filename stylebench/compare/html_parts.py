@@ -1,5 +1,6 @@
-"""Pieces of the comparison page: a cell's samples with audio, style and script (its sortable
-tables: :mod:`stylebench.report.html_table`).
+"""Pieces of the comparison's pages: a cell's samples with audio (one page each:
+:mod:`stylebench.compare.sample_pages`), style and script (its sortable tables:
+:mod:`stylebench.report.html_table`).
 
 All text goes through :func:`html.escape`; ids are made here from counters, never from text.
 """
@@ -19,8 +20,7 @@ STYLE = (
     "body{font-family:sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;"
     "margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;font-size:90%}"
     "th{cursor:pointer;background:#f3f3f3}.plots{display:flex;gap:1em;align-items:flex-start}"
-    "figure{margin:0;flex:1 1 0;min-width:0}img{width:100%}section{border-top:1px solid #999;margin-top:1em}"
-    "section:not(:target){display:none}.valid{color:#070}.invalid{color:#a00}"
+    "figure{margin:0;flex:1 1 0;min-width:0}img{width:100%}.valid{color:#070}.invalid{color:#a00}"
 )
 #: sorts a table by the clicked column's data-v values (numbers numerically, missing last)
 SCRIPT = """
@@ -48,7 +48,6 @@ document.querySelectorAll('table.sortable th').forEach(function (th, _) {
 
 
 def sample_section(
-    anchor: str,
     model: str,
     cell_name: str,
     block: dict[str, Any],
@@ -61,7 +60,7 @@ def sample_section(
     turn's audio, text channel and transcript."""
     turns = [int(x) for x in block["pair"].split("-")]
     out = [
-        f'<section id="{escape(anchor)}"><h3>{escape(model)} · {escape(cell_name)}</h3><table><thead><tr>'
+        f"<h1>{escape(model)} · {escape(cell_name)}</h1><table><thead><tr>"
         "<th>sample</th><th>outcome</th><th>signed change</th>"
         + "".join(f"<th>turn {t}</th>" for t in turns)
         + "</tr></thead><tbody>"
@@ -101,5 +100,5 @@ def sample_section(
                 + "</td>"
             )
         out.append("<tr>" + "".join(tds) + "</tr>")
-    out.append("</tbody></table></section>")
+    out.append("</tbody></table>")
     return "".join(out)

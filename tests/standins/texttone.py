@@ -8,6 +8,7 @@ is told to garble a text in a voice. Deterministic: the same text and voice give
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,19 +20,21 @@ SR = 16000
 
 @dataclass
 class TextTone:
-    """Stand-in synthesiser; ``calls`` counts its syntheses (in this process), ``fail_on`` makes
-    a synthesis of that text raise, ``stop_after`` raises KeyboardInterrupt at that call (a
-    build cut short)."""
+    """Stand-in synthesiser; ``calls`` counts its syntheses (in this process) and ``threads``
+    names the threads they ran on, ``fail_on`` makes a synthesis of that text raise,
+    ``stop_after`` raises KeyboardInterrupt at that call (a build cut short)."""
 
     name: str = "text-tone"
     calls: list[str] = field(default_factory=list)
     fail_on: str | None = None
     stop_after: int | None = None
+    threads: set[str] = field(default_factory=set)
 
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
         if self.stop_after is not None and len(self.calls) >= self.stop_after:
             raise KeyboardInterrupt("the build is cut short here")
         self.calls.append(text)
+        self.threads.add(threading.current_thread().name)
         if text == self.fail_on:
             raise RuntimeError(f"cannot say {text!r}")
         data = f"{voice.id}|{text}".encode()
