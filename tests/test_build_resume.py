@@ -253,7 +253,8 @@ def test_the_reporter_draws_a_bar_on_a_terminal_and_lines_elsewhere():
 def test_flags_that_would_do_nothing_are_refused(tmp_path, capsys, flags, message):
     from stylebench.cli import main
 
-    code = main(["build-dialogues", "--out", str(tmp_path / "s"), "--synth", "espeak-ng", *flags])
+    small = ["--synth", "espeak-ng", "--no-asr-check", "--langs", "en", "--per-cell", "1"]
+    code = main(["build-dialogues", "--out", str(tmp_path / "s"), *small, *flags])
     err = capsys.readouterr().err
     assert code == 2 and message in err, err
     assert not (tmp_path / "s").exists()
