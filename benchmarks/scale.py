@@ -19,6 +19,9 @@ differ and no two replies are equal. Each reply has its own sha256 (so transcrip
 one reply a unit, as in a real run) while its wav is one of the seed's, shared: nothing in
 ``score``, ``report`` or ``compare`` reads a reply's bytes when its records are all there.
 
+``page``: each comparison's compare.html opened in headless Chromium (its size, load time,
+elements and audio players, a table sorted, a cell's sample page opened by its link).
+
 ``time``: ``stylebench score`` / ``report`` on 1, 3 and 10 runs (one after the other), and
 ``stylebench compare`` of 1, 3 and 10 runs (the calibration rows found beside them and resumed,
 as a real comparison does), each as its own process; wall and CPU seconds and the peak resident
@@ -28,6 +31,7 @@ memory of the largest process (``os.wait4``), and the growth exponent between si
     python benchmarks/scale.py seed --work /tmp/scale
     python benchmarks/scale.py make --work /tmp/scale --sizes 3,30,300,600
     python benchmarks/scale.py time --work /tmp/scale --sizes 3,30,300,600 --runs 1,3,10
+    python benchmarks/scale.py page --work /tmp/scale --sizes 600 --runs 10
 
 Size ``R`` = 3 is the default set's run (72 samples, 216 replies): 1x; 30 = 10x, 300 = 100x and
 600 = the paper (14.4K samples, 43.2K replies per model).
@@ -170,7 +174,9 @@ def write_records(path: Path, records: list[Any]) -> None:
 
     with open(path, "w", encoding="utf-8") as fh:
         for rec in records:
-            line = json.dumps(to_json_dict(rec), ensure_ascii=False, sort_keys=True, allow_nan=False)
+            line = json.dumps(
+                to_json_dict(rec), ensure_ascii=False, sort_keys=True, allow_nan=False
+            )
             fh.write(line + "\n")
 
 
@@ -370,6 +376,43 @@ def time_all(work: Path, sizes: list[int], n_runs: list[int], commands: list[str
     return rows
 
 
+def page(work: Path, r: int, n: int) -> dict[str, Any]:
+    """Open ``compare.html`` of the ``n``-run comparison at size ``r`` in headless Chromium
+    (Playwright driving the system's chromium): its size, the time to load it, its elements
+    and audio players, then one cell's sample page the same way, opened by clicking its value."""
+    from playwright.sync_api import sync_playwright
+
+    folder = work / f"x{r}" / f"compare-{n}"
+    main_page = folder / "compare.html"
+    pages = sorted((folder / "samples").glob("s-*.html"))
+    out: dict[str, Any] = {
+        "size": r,
+        "runs": n,
+        "compare_html_mb": main_page.stat().st_size / 1e6,
+        "sample_pages": len(pages),
+        "largest_sample_page_mb": max(p.stat().st_size for p in pages) / 1e6,
+    }
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        tab = browser.new_page()
+        t0 = time.perf_counter()
+        tab.goto(main_page.as_uri(), wait_until="load", timeout=600_000)
+        out["load_s"] = time.perf_counter() - t0
+        out["elements"] = tab.evaluate("document.getElementsByTagName('*').length")
+        out["audio"] = tab.evaluate("document.getElementsByTagName('audio').length")
+        t0 = time.perf_counter()
+        tab.click("#leaderboard th:nth-child(2)")  # sort a table: the page still answers
+        out["sort_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        tab.click("#cells a")
+        tab.wait_for_load_state("load")
+        out["sample_page_load_s"] = time.perf_counter() - t0
+        out["sample_page_audio"] = tab.evaluate("document.getElementsByTagName('audio').length")
+        browser.close()
+    return out
+
+
 def table(rows: list[dict]) -> str:
     """Markdown: time and peak memory per command, runs and size, and the growth exponent of
     CPU time from the size before (1.0 = linear)."""
@@ -397,7 +440,7 @@ def table(rows: list[dict]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", choices=("seed", "make", "time", "table"))
+    ap.add_argument("step", choices=("seed", "make", "time", "table", "page"))
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--sizes", default="3,30,300,600", help="clones of each seed sample")
     ap.add_argument("--models", type=int, default=10)
@@ -414,6 +457,10 @@ def main() -> None:
     elif a.step == "time":
         rows = time_all(a.work, sizes, [int(x) for x in a.runs.split(",")], a.commands.split(","))
         print(table(rows))
+    elif a.step == "page":
+        for r in sizes:
+            for n in (int(x) for x in a.runs.split(",")):
+                print(json.dumps(page(a.work, r, n)), flush=True)
     else:
         rows = [json.loads(x) for x in (a.work / "time.jsonl").read_text().splitlines()]
         print(table([r for r in rows if r["size"] in sizes]))
