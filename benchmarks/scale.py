@@ -287,30 +287,33 @@ def make(work: Path, sizes: list[int], n_models: int) -> None:
         seed_of = {s.id: s.id.rsplit("-r", 1)[0] for s in samples}
         parent = work / f"x{r}" / "runs"
         prefix = f"-all-all-{checksum[:8]}"  # the names compare looks its calibration rows up by
-        for model in SEED_MODELS:
-            identity = stored_identity(seeds[model]["run"].manifest)
-            sources = dict.fromkeys(seed_of, model)
-            make_run(
-                parent,
+        runs = [  # (folder, model, the seed run each sample copies, identity, jitter)
+            (
                 model + prefix,
                 model,
-                seeds,
-                sources,
-                set_root,
-                samples,
-                checksum,
-                identity,
-                seed_of,
+                dict.fromkeys(seed_of, model),
+                stored_identity(seeds[model]["run"].manifest),
                 np.random.default_rng(0),
             )
+            for model in SEED_MODELS
+        ]
         for i, (name, p) in enumerate(list(MODELS.items())[:n_models]):
             rng = np.random.default_rng(i + 1)
             sources = {s: "reference" if rng.random() < p else "neutral" for s in seed_of}
-            identity = Identity({"name": name, "revision": "synthetic"}, decode)
+            runs.append(
+                (
+                    name,
+                    name,
+                    sources,
+                    Identity({"name": name, "revision": "synthetic"}, decode),
+                    rng,
+                )
+            )
+        for name, model, sources, identity, rng in runs:
             make_run(
                 parent,
                 name,
-                name,
+                model,
                 seeds,
                 sources,
                 set_root,

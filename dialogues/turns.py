@@ -20,14 +20,13 @@ the same keys under another fingerprint, so its records sit beside the first voi
 from __future__ import annotations
 
 import hashlib
-import io
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 from stylebench.atomic import write_bytes
-from stylebench.audio import AudioError
+from stylebench.audio import AudioError, wav_bytes
 from stylebench.dialogues.intelligibility import RETRIES, TurnCheck
 from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import PROVENANCE, Unit, repeated
@@ -104,16 +103,6 @@ def turn_fp(identity: Mapping[str, Any], work: TurnWork) -> str:
     return fingerprint(
         "turn", dict(identity), work.sample_id, work.turn, work.lang, work.text, asdict(work.voice)
     )
-
-
-def wav_bytes(wave: Any, sr: int) -> bytes:
-    """16-bit PCM wav bytes, the same bytes :func:`stylebench.audio.write_wav` writes."""
-    import numpy as np
-    import soundfile as sf
-
-    buf = io.BytesIO()
-    sf.write(buf, np.clip(wave, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
-    return buf.getvalue()
 
 
 @dataclass(frozen=True)
