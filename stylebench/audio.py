@@ -185,12 +185,20 @@ def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.nd
     return wave.astype(np.float32, copy=False), sr
 
 
-def write_wav(path: Path | str, wave: np.ndarray, sr: int) -> str:
-    """Write 16-bit PCM atomically (temp file + rename) and return its sha256."""
+def wav_bytes(wave: np.ndarray, sr: int) -> bytes:
+    """``wave`` as the bytes of a 16-bit PCM wav file (clipped to [-1, 1]): what
+    :func:`write_wav` writes, for a worker that hands a file's bytes to the one that writes it."""
+    import io
+
     import soundfile as sf
 
-    from stylebench.atomic import replace_with
+    buf = io.BytesIO()
+    sf.write(buf, np.clip(wave, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
+    return buf.getvalue()
 
-    data = np.clip(wave, -1.0, 1.0)
-    p = replace_with(path, lambda tmp: sf.write(str(tmp), data, sr, subtype="PCM_16", format="WAV"))
-    return sha256_file(p)
+
+def write_wav(path: Path | str, wave: np.ndarray, sr: int) -> str:
+    """Write 16-bit PCM atomically (temp file + rename) and return its sha256."""
+    from stylebench.atomic import write_bytes
+
+    return sha256_file(write_bytes(path, wav_bytes(wave, sr)))

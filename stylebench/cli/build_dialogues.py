@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from stylebench.cli.common import Args, option
+from stylebench.cli.common import Args, config_options, option, overrides
 from stylebench.errors import BadValue, FileClash
 
-HELP = "synthesise a new dialogue set"
+HELP = "synthesise a new dialogue set (resumable: the same command goes on after a kill)"
 #: what ``--help`` lists of each synthesiser's ``--synth-arg`` keys
 #: (tests/test_user_errors_new_surfaces.py checks each against the class's own arguments)
 SYNTH_ARGS = {
@@ -25,6 +26,9 @@ SYNTH_ARGS = {
 }
 #: options that one protocol reads and the other would ignore: option -> (flag, its protocol)
 PROTOCOL_ONLY = {"turns": ("--turns", "persistence"), "asr_check": ("--asr-check", "stylebench")}
+#: the command name the executor settings declare (stylebench/executors/config.py)
+BUILD_COMMAND = "build-dialogues"
+DEFAULT_JOBS = 4
 
 
 def params() -> list[Any]:
@@ -74,7 +78,12 @@ def params() -> list[Any]:
             "--voices-per-lang", type=click.IntRange(min=1), default=4, help="voices per language"
         ),
         option("--seed", type=int, default=0, help="seed"),
-        option("--jobs", type=click.IntRange(min=1), default=4, help="parallel synthesis threads"),
+        option(
+            "--jobs",
+            type=click.IntRange(min=1),
+            default=None,
+            help="turns synthesised and checked at once on threads (default 4; the serial executor)",
+        ),
         option(
             "--asr-check/--no-asr-check",
             default=None,
@@ -82,14 +91,19 @@ def params() -> list[Any]:
             "the offline ASR (Whisper base), show WER / CER and DNSMOS per voice in the set "
             "card, and refuse turns it cannot read (docs/synth.md#intelligibility-check)",
         ),
+        *config_options(BUILD_COMMAND, sections=("executor",)),
     ]
 
 
 def main(args: Args) -> int:
     from stylebench.dialogues.builder import BuildSpec, build_set
+    from stylebench.pipeline.progress import reporter
 
     check_protocol_options(args)
+    executor = executor_config(args)
     if args.protocol == "persistence":
+        if executor.executor != "serial":
+            raise BadValue("--executor ray builds StyleBench sets; a persistence set is built here")
         return _main_persistence(args)
 
     spec = BuildSpec(
@@ -110,7 +124,17 @@ def main(args: Args) -> int:
 
         checker = Checker()
     try:
-        card = build_set(out, spec, synth, voices, jobs=args.jobs, checker=checker)
+        card = build_set(
+            out,
+            spec,
+            synth,
+            voices,
+            jobs=args.jobs or DEFAULT_JOBS,
+            checker=checker,
+            executor=executor,
+            synth_factory=SynthFactory(args.synth, tuple(args.synth_arg or ()), spec.langs),
+            progress=False if args.no_progress else reporter(),
+        )
     except FileExistsError as exc:
         raise FileClash(str(exc)) from None
     except OSError as exc:  # a read-only or virtual file system under --out
@@ -121,6 +145,41 @@ def main(args: Args) -> int:
 
         print(intelligibility_markdown(card), end="")
     return 0
+
+
+def executor_config(args: Args) -> Any:
+    """Where the turns are made (the run's executor settings); a Ray setting without
+    ``--executor ray``, or ``--jobs`` with it, is refused (it would do nothing)."""
+    from stylebench.executors.config import ExecutorConfig
+
+    given = overrides(args, BUILD_COMMAND)
+    cfg = ExecutorConfig(**given)
+    if cfg.executor == "ray":
+        if args.jobs is not None:
+            raise BadValue(
+                "--jobs sets this process's threads; with --executor ray, pass --workers"
+            )
+        from stylebench.executors.ray_executor import import_ray
+
+        import_ray()  # without the extra: one line naming it, before any work
+    else:
+        ray_only = [f"--{k.replace('_', '-')}" for k in given if k != "executor"]
+        if ray_only:
+            raise BadValue(f"{', '.join(ray_only)}: only with --executor ray")
+    return cfg
+
+
+@dataclass(frozen=True)
+class SynthFactory:
+    """Builds the synthesiser that ``--synth`` and ``--synth-arg`` name, wherever it is called
+    (each Ray actor of ``--executor ray`` builds its own)."""
+
+    name: str
+    items: tuple[str, ...]
+    langs: tuple[str, ...]
+
+    def __call__(self) -> Any:
+        return make_synth(self.name, self.items, self.langs)[0]
 
 
 def check_spec(spec: Any, synth: str) -> None:
@@ -205,7 +264,7 @@ def _main_persistence(args: Args) -> int:
     check_spec(spec, args.synth)
     out = check_out(Path(args.out))
     synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
-    card = build_persistence_set(out, spec, synth, voices, jobs=args.jobs)
+    card = build_persistence_set(out, spec, synth, voices, jobs=args.jobs or DEFAULT_JOBS)
     keys = ("protocol", "set_version", "n_samples", "n_turns", "checksum")
     print(json.dumps({k: card[k] for k in keys}, indent=2))
     return 0

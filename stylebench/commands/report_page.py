@@ -145,13 +145,13 @@ def render_report_page(
         key = (c["dim"], c["direction"], c["lang"], c["pair"], c["group"])
         samples.append(
             sample_section(
-                anchors[_cell_name(c)],
                 str(report["model"]),
                 _cell_name(c),
                 c,
                 run,
                 per_cell.get(key, {}),
                 _audio_src,
+                anchor=anchors[_cell_name(c)],
             )
         )
     parts.append("<h2>Samples</h2>" + "".join(samples))

@@ -352,7 +352,13 @@ def _judge(ctx: StageInputs) -> Built:
     judge = gate.required_judge(cfg.judge)  # built once per process and settings
     desc = judge.describe()
     heard = ctx.records.of(TRANSCRIPTS) if gate.reads_transcripts(cfg) else None
-    inputs = sample_inputs(ctx.samples, ctx.records.of(RESPONSES), heard, gate.max_error(cfg))
+    inputs = sample_inputs(
+        ctx.samples,
+        ctx.records.of(RESPONSES),
+        heard,
+        gate.max_error(cfg),
+        ctx.records.of(FEATURES),  # their asr_text_er: the rate the judge would compute again
+    )
     requests = plan_requests(ctx.samples, inputs, desc, language_notes(ctx.samples, heard))
     cache = _cache(cfg.judge.judge_cache and ctx.compute)
     stage = JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict)
@@ -485,7 +491,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         JUDGEMENTS,
-        (RESPONSES, TRANSCRIPTS),
+        (RESPONSES, TRANSCRIPTS, FEATURES),
         "judge",
         lambda cfg, samples: gate.skip_reason(cfg) is None,
         _judge,
