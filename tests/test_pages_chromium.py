@@ -1,6 +1,7 @@
 """compare.html with 3 and 10 runs, and a run's report.html, in headless Chromium (Debian's, driven
 by Playwright as the listening-test page is): no console error, every figure loaded, every audio
-link resolves, model text stays text.
+link resolves, model text stays text. compare.html holds no audio: each cell's value links to a
+page of that cell's samples (``samples/``), and every one of those pages is opened and checked.
 
 The runs: one real neutral run on the small set (pitch, English, 1 sample per cell, no ASR), with
 markup in one reply; ``compare`` runs reference and shuffled beside it (3 runs). The 10 runs are
@@ -69,43 +70,61 @@ def pages(small_set, tmp_path_factory):
     }
 
 
-def _check_page(page_path: Path, chromium: str, shot: Path) -> dict:
+def _check_page(page_path: Path, chromium: str, shot: Path | None) -> dict:
     """Open the page; every figure and every audio file loaded; what the page shows."""
+    return _check_pages([page_path], chromium, shot)[0]
+
+
+def _check_pages(paths: list[Path], chromium: str, shot: Path | None = None) -> list[dict]:
+    """Open each page in one browser (a screenshot of the first into ``shot``): its console
+    errors, images, audio sources and their decoded durations, links, text and scripts."""
     from playwright.sync_api import sync_playwright
 
-    errors: list[str] = []
+    seen = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(page_path.as_uri())
-        images = page.evaluate(
-            """() => Array.from(document.images).map(i => ({
-                name: i.getAttribute('data-figure'), ok: i.complete && i.naturalWidth > 0 }))"""
-        )
-        sources = page.evaluate(
-            "() => Array.from(document.querySelectorAll('audio')).map(a => a.getAttribute('src'))"
-        )
-        loaded = page.evaluate(
-            """() => Promise.all(Array.from(document.querySelectorAll('audio')).map(a =>
-                new Promise(done => {
-                  a.addEventListener('loadedmetadata', () => done(a.duration), {once: true});
-                  a.addEventListener('error', () => done(-1), {once: true});
-                  a.preload = 'metadata'; a.load(); })))"""
-        )
-        page.screenshot(path=str(shot), full_page=False)
-        text = page.text_content("body") or ""
-        scripts = page.locator("script").count()
+        for n, page_path in enumerate(paths):
+            errors: list[str] = []
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            page.on(
+                "console",
+                lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None,
+            )
+            page.goto(page_path.as_uri())
+            images = page.evaluate(
+                """() => Array.from(document.images).map(i => ({
+                    name: i.getAttribute('data-figure'), ok: i.complete && i.naturalWidth > 0 }))"""
+            )
+            sources = page.evaluate(
+                "() => Array.from(document.querySelectorAll('audio')).map(a => a.getAttribute('src'))"
+            )
+            loaded = page.evaluate(
+                """() => Promise.all(Array.from(document.querySelectorAll('audio')).map(a =>
+                    new Promise(done => {
+                      a.addEventListener('loadedmetadata', () => done(a.duration), {once: true});
+                      a.addEventListener('error', () => done(-1), {once: true});
+                      a.preload = 'metadata'; a.load(); })))"""
+            )
+            links = page.evaluate(
+                "() => Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))"
+            )
+            if shot is not None and n == 0:
+                page.screenshot(path=str(shot), full_page=False)
+            seen.append(
+                {
+                    "errors": errors,
+                    "images": images,
+                    "sources": sources,
+                    "loaded": loaded,
+                    "links": links,
+                    "text": page.text_content("body") or "",
+                    "scripts": page.locator("script").count(),
+                }
+            )
+            page.close()
         browser.close()
-    return {
-        "errors": errors,
-        "images": images,
-        "sources": sources,
-        "loaded": loaded,
-        "text": text,
-        "scripts": scripts,
-    }
+    return seen
 
 
 def _audio_on_disk(page_path: Path, sources: list[str]) -> list[str]:
@@ -122,11 +141,24 @@ def test_comparison_page_loads_every_figure_and_audio(pages, which, chromium_pat
     assert all(i["ok"] for i in seen["images"]), seen["images"]
     assert all((path.parent / "figures" / i["name"]).is_file() for i in figures)
     n_models = 3 if which == "three" else 10
-    # each model's samples: 2 cells (pitch, both directions) x 2 pairs x 1 sample x 2 turns
-    assert len(seen["sources"]) == n_models * 2 * 2 * 2
-    assert _audio_on_disk(path, seen["sources"]) == []
-    assert min(seen["loaded"]) > 0.5  # every file decoded: seconds of speech, none failed
-    assert XSS in seen["text"] and seen["scripts"] == 1
+    assert seen["sources"] == [] and seen["scripts"] == 1
+    assert (XSS in seen["text"]) == (which == "ten")  # a model's label; replies: sample pages
+    # each model's samples: 2 cells (pitch, both directions) x 2 pairs, a page each
+    sample_pages = sorted({h for h in seen["links"] if h.startswith("samples/")})
+    assert len(sample_pages) == n_models * 2 * 2
+    paths = [path.parent / urllib.parse.unquote(h) for h in sample_pages]
+    assert all(p.is_file() for p in paths)
+    shot = pages["shots"] / f"{which}-samples.png"
+    sources, texts = [], []
+    for page_path, sub in zip(paths, _check_pages(paths, chromium_path, shot), strict=True):
+        assert sub["errors"] == [] and sub["scripts"] == 0, page_path
+        assert len(sub["sources"]) == 1 * 2  # 1 sample x 2 turns
+        assert _audio_on_disk(page_path, sub["sources"]) == []
+        assert min(sub["loaded"]) > 0.5  # every file decoded: seconds of speech, none failed
+        sources += sub["sources"]
+        texts.append(sub["text"])
+    assert len(sources) == n_models * 2 * 2 * 2
+    assert any(XSS in t for t in texts)  # the reply with markup, shown as text
 
 
 def test_run_page_shows_its_figure_tables_and_audio(pages, chromium_path):
