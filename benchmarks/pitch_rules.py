@@ -59,13 +59,13 @@ def rules() -> dict[str, Rule]:
         return _mean(np.where((t >= lo) & (t <= hi), t, 0.0))
 
     def chosen(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
-        return _mean(pitch.drop_subharmonics(pitch.trim_edges(pitch.majority_f0([a, b, c]))))
+        return _mean(pitch.drop_off_voice(pitch.trim_edges(pitch.majority_f0([a, b, c]))))
 
     def sub9(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
-        return _mean(pitch.drop_subharmonics(pitch.trim_edges(pitch.majority_f0([a, b, c])), 9.0))
+        return _mean(pitch.drop_off_voice(pitch.trim_edges(pitch.majority_f0([a, b, c])), 9.0))
 
     def median_st(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
-        t = pitch.drop_subharmonics(pitch.trim_edges(pitch.majority_f0([a, b, c])))
+        t = pitch.drop_off_voice(pitch.trim_edges(pitch.majority_f0([a, b, c])))
         v = t[t > 0]
         return float(np.median(v)) if v.size >= 3 else math.nan
 
@@ -74,7 +74,7 @@ def rules() -> dict[str, Rule]:
         maj = pitch.majority_f0([a, b, c])
         ok = (c > 0) & (maj > 0)
         near = np.abs(12 * np.log2(np.where(ok, c, 1.0) / np.where(ok, maj, 1.0))) <= 2.0
-        return _mean(pitch.drop_subharmonics(pitch.trim_edges(np.where(ok & near, maj, 0.0))))
+        return _mean(pitch.drop_off_voice(pitch.trim_edges(np.where(ok & near, maj, 0.0))))
 
     def octave_veto(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
         # a frame goes when any tracker reads an octave (12 +- 2 st) above its majority
@@ -84,7 +84,7 @@ def rules() -> dict[str, Rule]:
             ok = keep & (x > 0)
             up = 12 * np.log2(np.where(ok, x, 1.0) / np.where(ok, maj, 1.0))
             keep &= ~(ok & (np.abs(up - 12.0) <= 2.0))
-        return _mean(pitch.drop_subharmonics(pitch.trim_edges(np.where(keep, maj, 0.0))))
+        return _mean(pitch.drop_off_voice(pitch.trim_edges(np.where(keep, maj, 0.0))))
 
     def weighted(power: float) -> Rule:
         # the vote's frames, each weighted by its amplitude (power 1: stylebench's score,
@@ -113,7 +113,7 @@ def rules() -> dict[str, Rule]:
         return rule
 
     def chosen_track(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        return pitch.drop_subharmonics(pitch.trim_edges(pitch.majority_f0([a, b, c])))
+        return pitch.drop_off_voice(pitch.trim_edges(pitch.majority_f0([a, b, c])))
 
     def log_mean(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
         v = chosen_track(a, b, c)

@@ -103,7 +103,7 @@ def score_sample(
 ) -> dict[str, Any]:
     """Each turn's values, flags and per-dimension score (or why none) and the change from turn 1
     to turn 2, as a run scores one sample (copies of ``parts``: ``finish_sample`` updates them)."""
-    from stylebench.metrics.dims.base import ScoreContext, dimension
+    from stylebench.metrics.dims.base import ScoreContext, dimension, plain
     from stylebench.records import FeatureRecord
     from stylebench.scoring.cells import perceptual_change
     from stylebench.stages.measure import finish_sample
@@ -119,7 +119,7 @@ def score_sample(
         out["values"][k], out["flags"][k] = res[0], res[1]
     for d in DIMS:
         vals, extra = dimension(d).turn_values(None, feats, ScoreContext())
-        per = {k: vals.get(k, out["errors"].get(k, "no feature record")) for k in parts}
+        per = {k: plain(vals.get(k, out["errors"].get(k, "no feature record"))) for k in parts}
         out["scores"][d] = {k: v if isinstance(v, float) else str(v) for k, v in per.items()}
         out.setdefault("sample_flags", {})[d] = list(extra)
         if len(parts) == 2:

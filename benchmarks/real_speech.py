@@ -43,6 +43,7 @@ from real_speech_transforms import (
     load_vstyle,
     make_versions,
 )
+from real_speech_words import asr_path, different_words
 
 DIMS = ("pitch", "volume", "speed")
 #: pyworld frames this far below Praat's median count as octave (subharmonic) errors
@@ -84,7 +85,7 @@ def score_pair(
     clip_id: str, lang: str, a: dict[str, Any], b: dict[str, Any], trs: dict[int, Any]
 ) -> dict[str, Any]:
     """Scores of a two-turn sample (original, copy) on every dimension, as a run scores them."""
-    from stylebench.metrics.dims.base import ScoreContext, dimension
+    from stylebench.metrics.dims.base import ScoreContext, dimension, plain
     from stylebench.records import FeatureRecord
     from stylebench.scoring.cells import perceptual_change
     from stylebench.stages.measure import finish_sample
@@ -99,7 +100,7 @@ def score_pair(
         out["values"][k], out["flags"][k] = res[0], res[1]
     for d in DIMS:
         vals, _extra = dimension(d).turn_values(None, feats, ScoreContext())
-        pair = [vals.get(1), vals.get(2)]
+        pair = [plain(vals.get(1)), plain(vals.get(2))]
         out["scores"][d] = [v if isinstance(v, float) else None for v in pair]
         if all(isinstance(v, float) and v > 0 for v in pair):
             out["change"][d] = perceptual_change(d, pair[0], pair[1])
@@ -159,6 +160,7 @@ def run(
     every: int = 1,
     folder: Path | None = None,
     lang: str = "en",
+    words: bool = True,
 ) -> dict[str, Any]:
     """Measure every selected clip and summarise; the whole result as one JSON-ready dict."""
     from stylebench.paths import cache_root
@@ -184,19 +186,27 @@ def run(
             results = [f.result() for f in futures]
     else:
         results = [measure_clip(c, todo, cache, use_asr) for c in clips]
-    splits = sorted({r["split"] for r in results if r["split"]})
-    return {
+    # one voice per reply is the target; clips of several speakers are stress cases, apart
+    single = [r for r in results if "multi_speaker" not in r["traits"]]
+    multi = [r for r in results if "multi_speaker" in r["traits"]]
+    splits = sorted({r["split"] for r in single if r["split"]})
+    out = {
         "formant_shifter": shifter,
         "asr": "faster-whisper:base" if use_asr else None,
         "isa": _isa(),
         "changes": [vars(c) | {"direction": c.direction} for c in todo],
         "clips": results,
-        "summary": summarise(results, todo, use_asr),
+        "summary": summarise(single, todo, use_asr),
         "by_split": {
-            sp: summarise([r for r in results if r["split"] == sp], todo, use_asr) for sp in splits
+            sp: summarise([r for r in single if r["split"] == sp], todo, use_asr) for sp in splits
         },
-        "seconds": time.perf_counter() - t0,
+        "multi_speaker": summarise(multi, todo, use_asr) if multi else None,
     }
+    if use_asr and corpus == "speech":
+        out["asr_path"] = asr_path(results, {c["id"]: c for c in clips})
+        out["different_words"] = different_words(clips, todo, cache) if words else None
+    out["seconds"] = time.perf_counter() - t0
+    return out
 
 
 def _isa() -> str:
@@ -222,6 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lang", choices=("en", "zh"), default="en", help="--corpus folder: language")
     ap.add_argument("--every", type=int, default=1, help="vstyle: keep every n-th reply")
     ap.add_argument("--no-asr", action="store_true", help="skip transcripts, so skip speed")
+    ap.add_argument(
+        "--no-words",
+        action="store_true",
+        help="skip the different-words speed test (pairs of different clips, truth from the "
+        "reference texts)",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="clips measured in parallel (processes)")
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument(
@@ -241,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             every=args.every,
             folder=args.folder,
             lang=args.lang,
+            words=not args.no_words,
         )
     except (FileNotFoundError, ValueError) as exc:  # no corpus audio, an unknown clip id
         print(f"real_speech: {exc}", file=sys.stderr)

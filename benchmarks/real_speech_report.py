@@ -148,14 +148,23 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
         if "speed_drift" in r
     ]
     sworst = max(sdrift, default=(0.0, "", "", 0.0))
+    # every copy of a clip is scored for speed (a copy says the clip's words: one shared count)
+    speed_unscored = [
+        (r["clip"], r["change"], r["unscored"]["speed"])
+        for g in groups.values()
+        for r in g["rows"]
+        if "speed" in r["unscored"]
+    ]
     if use_asr:
         targets["speed_drift"] = sworst[0] < MAX_SPEED_DRIFT_PCT
+        targets["speed_scored"] = not speed_unscored
     targets["all_pass"] = (
         all(targets["detected"].values())
         and all(targets["pitch_bias"].values())
         and targets["leakage"]
         and targets["pitch_drift"]
         and targets.get("speed_drift", True)
+        and targets.get("speed_scored", True)
     )
     gaps = [
         (c["id"], v, g)
@@ -192,6 +201,7 @@ def summarise(results: list[dict[str, Any]], todo: list[Any], use_asr: bool) -> 
             "over": [(c, v, round(g, 2)) for c, v, g in gaps if abs(g) > PYWORLD_GAP_ST],
         },
         "unscored": dict(unscored),
+        "speed_unscored": speed_unscored,
         "tempo_without_asr": {"n": len(tempo), "leaks": tempo_leaks},
     }
 
@@ -282,6 +292,8 @@ def render(result: dict[str, Any]) -> str:
         "scoring: each change is a two-turn sample (original, copy) through analyse_reply + "
         "finish_sample; scores and thresholds from metrics/dims "
         f"({', '.join(f'{d} {v:g}' for d, v in s['thresholds'].items())})",
+        "the tables and targets below are over the single-speaker clips (a model's reply is one "
+        "voice); clips of several speakers are stress cases, in their own table at the end",
         "",
     ]
     for name, g in s["groups"].items():
@@ -323,9 +335,17 @@ def render(result: dict[str, Any]) -> str:
     )
     out += _extra_lines(s)
     out.append(f"  overall: {_pf(t['all_pass'])}")
-    for split, sub in result.get("by_split", {}).items():
-        n = sum(c["split"] == split for c in result["clips"])
-        out += ["", f"{split} half ({n} clips):"]
+    single = [c for c in result["clips"] if "multi_speaker" not in c.get("traits", [])]
+    halves = [(f"{sp} half", sp, sub) for sp, sub in result.get("by_split", {}).items()]
+    if result.get("multi_speaker"):
+        halves.append(("multi-speaker clips (stress cases, out of the target)", None, None))
+    for title, split, sub in halves:
+        if sub is None:
+            sub = result["multi_speaker"]
+            n = len(result["clips"]) - len(single)
+        else:
+            n = sum(c["split"] == split for c in single)
+        out += ["", f"{title} ({n} clips):"]
         for name, g in sub["groups"].items():
             out.append(
                 f"  {name}: detected {g['n_detected']}/{g['n']}, leaks {g['n_leaks']}, "
@@ -336,7 +356,11 @@ def render(result: dict[str, Any]) -> str:
                 )
             )
         out += _extra_lines(sub)
-        out.append(f"  {split} half overall: {_pf(sub['targets']['all_pass'])}")
+        out.append(f"  {title} overall: {_pf(sub['targets']['all_pass'])}")
+    if "asr_path" in result:
+        from real_speech_words import render_lines
+
+        out += render_lines(result["asr_path"], result.get("different_words"))
     return "\n".join(out)
 
 
@@ -364,4 +388,10 @@ def _extra_lines(s: dict[str, Any]) -> list[str]:
         "  unscored (dimension: reason): "
         + ("; ".join(f"{k} x{n}" for k, n in sorted(s["unscored"].items())) or "none")
     )
+    if "speed_scored" in s["targets"]:
+        lost = s["speed_unscored"]
+        out.append(
+            f"  {_pf(s['targets']['speed_scored'])} copies unscored for speed: {len(lost)}"
+            + (": " + ", ".join(f"{c}@{v}" for c, v, _ in lost[:12]) if lost else "")
+        )
     return out

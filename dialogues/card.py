@@ -9,7 +9,7 @@ def card_markdown(card: dict[str, Any]) -> str:
     """Counts per cell, voices, synthesiser, builder version and checksum, as Markdown."""
     rows = "\n".join(
         f"| {c['dim']}{'/' + c['emotion'] if c.get('emotion') else ''} | {c['direction']} "
-        f"| {c['lang']} | {c['n']} |"
+        f"| {c['lang']} | {c['n']} | {c.get('items', '-')} | {_uses(c)} |"
         for c in card["cells"]
     )
     notes = card.get("voice_notes") or {}
@@ -23,9 +23,18 @@ def card_markdown(card: dict[str, Any]) -> str:
         + (f"Synthesisers:\n{engines}\n" if engines else "")
         + f"Voices:\n{voices}\n\n"
         f"Checksum (sha256 of manifest.jsonl): `{card['checksum']}`\n\n"
-        f"| dim | direction | lang | n |\n|---|---|---|---|\n{rows}\n"
-        + intelligibility_markdown(card)
+        + (f"Content reuse: {card['reuse_rule']}.\n\n" if card.get("reuse_rule") else "")
+        + "| dim | direction | lang | n | items | uses per item |\n|---|---|---|---|---|---|\n"
+        f"{rows}\n" + intelligibility_markdown(card)
     )
+
+
+def _uses(cell: dict[str, Any]) -> str:
+    """How many times one item is used in the cell: ``3`` or ``3-4`` (``-`` when not stated)."""
+    if "uses_min" not in cell:
+        return "-"
+    lo, hi = cell["uses_min"], cell["uses_max"]
+    return str(lo) if lo == hi else f"{lo}-{hi}"
 
 
 def _num(x: float | None, fmt: str = ".3f") -> str:

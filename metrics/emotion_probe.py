@@ -132,6 +132,9 @@ class Emotion2VecProbe:
 
     name = "emotion2vec"
 
+    #: the file a weights folder holds (``--probe-model`` is looked up before any work)
+    weights_marker = "config.yaml"
+
     def __init__(self, model: str = DEFAULT_MODEL, device: str | None = None) -> None:
         self.model = model
         self.device = device

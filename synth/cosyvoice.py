@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from stylebench.errors import BadValue, MissingFile
 from stylebench.registry import MissingExtraError
-from stylebench.synth.base import Audio, Style, Voice
+from stylebench.synth.base import Audio, Style, Voice, flag_arg
 
 DEFAULT_MODEL = "iic/CosyVoice2-0.5B"
 PROMPT_SR = 16000
@@ -60,25 +61,32 @@ def load_voices_file(path: Path | str) -> dict[str, PromptVoice]:
     """Read a voices file (see the module docstring) into ``{voice id: PromptVoice}``.
 
     Raises:
-        FileNotFoundError: the file or a prompt wav does not exist.
-        ValueError: malformed entries, duplicate ids, or an empty prompt text.
+        MissingFile: the file or a prompt wav does not exist.
+        BadValue: a folder, not JSON, malformed entries, duplicate ids, or an empty prompt text.
     """
     p = Path(path)
+    if p.is_dir():
+        raise BadValue(f"--synth-arg voices={p}: a folder; give the voices file (JSON) in it")
     if not p.is_file():
-        raise FileNotFoundError(f"voices file {p} does not exist")
-    entries = json.loads(p.read_text(encoding="utf-8"))
+        raise MissingFile(f"--synth-arg voices={p}: voices file does not exist")
+    try:
+        entries = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        raise BadValue(f"voices file {p} is not readable JSON: {exc}") from None
     if not isinstance(entries, list) or not entries:
-        raise ValueError(f"{p}: a voices file is a non-empty JSON list of voices")
+        raise BadValue(f"{p}: a voices file is a non-empty JSON list of voices")
     out: dict[str, PromptVoice] = {}
     for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise BadValue(f"{p}: voice {i} is not a JSON object")
         missing = [k for k in ("id", "lang", "prompt_wav", "prompt_text") if not e.get(k)]
         if missing:
-            raise ValueError(f"{p}: voice {i} lacks {missing}")
+            raise BadValue(f"{p}: voice {i} lacks {missing}")
         if e["id"] in out:
-            raise ValueError(f"{p}: duplicate voice id {e['id']!r}")
+            raise BadValue(f"{p}: duplicate voice id {e['id']!r}")
         wav = (p.parent / e["prompt_wav"]).resolve()
         if not wav.is_file():
-            raise FileNotFoundError(f"{p}: prompt wav of voice {e['id']!r} not found: {wav}")
+            raise MissingFile(f"{p}: prompt wav of voice {e['id']!r} not found: {wav}")
         voice = Voice(e["id"], e["lang"], str(wav), e.get("description", ""))
         out[e["id"]] = PromptVoice(voice, e["prompt_text"], e.get("instruct", ""))
     return out
@@ -122,7 +130,7 @@ class CosyVoice2Synth:
     ) -> None:
         self.model = model
         self.instruct = instruct
-        self.fp16 = str(fp16).lower() in ("1", "true", "yes")
+        self.fp16 = flag_arg(self.name, "fp16", fp16)
         self.prompts = load_voices_file(voices) if voices else {}
         self._cosy: Any = None
         self._lock = threading.Lock()  # one model, one inference at a time
@@ -130,7 +138,10 @@ class CosyVoice2Synth:
     def voices_for(self, lang: str) -> list[Voice]:
         out = voices_by_lang(self.prompts).get(lang, [])
         if not out:
-            raise ValueError(f"cosyvoice2: the voices file has no voice for {lang!r}")
+            raise ValueError(
+                f"cosyvoice2: the voices file has no voice for {lang!r} (it has "
+                f"{', '.join(sorted(voices_by_lang(self.prompts))) or 'none'})"
+            )
         return out
 
     def describe(self) -> dict[str, Any]:

@@ -12,10 +12,11 @@ import subprocess
 
 import numpy as np
 
-from stylebench.synth.base import Audio, Style, Voice
+from stylebench.synth.base import Audio, Style, Voice, number_arg
 from stylebench.synth.ffmpeg import apply_style, require_tool
 
 DEFAULT_WPM = 165
+MIN_WPM, MAX_WPM = 80, 450  # the rates espeak-ng speaks at
 REFERENCE_GAIN_DB = -12.0  # headroom so that "louder" turns do not clip
 
 VOICES: dict[str, Voice] = {
@@ -36,7 +37,7 @@ VOICES: dict[str, Voice] = {
 def voices_for(lang: str) -> list[Voice]:
     out = [v for v in VOICES.values() if v.lang == lang]
     if not out:
-        raise ValueError(f"espeak-ng: no voice configured for language {lang!r}")
+        raise ValueError(f"espeak-ng has no voice for {lang!r} (it speaks en and zh)")
     return out
 
 
@@ -46,10 +47,16 @@ class EspeakSynth:
     name = "espeak-ng"
 
     def __init__(
-        self, wpm: int = DEFAULT_WPM, reference_gain_db: float = REFERENCE_GAIN_DB
+        self, wpm: int | str = DEFAULT_WPM, reference_gain_db: float | str = REFERENCE_GAIN_DB
     ) -> None:
-        self.wpm = wpm
-        self.reference_gain_db = reference_gain_db
+        self.wpm = number_arg(self.name, "wpm", wpm, low=MIN_WPM, high=MAX_WPM, whole=True)
+        self.reference_gain_db = number_arg(
+            self.name, "reference_gain_db", reference_gain_db, low=-60, high=30
+        )
+
+    def voices_for(self, lang: str) -> list[Voice]:
+        """The espeak-ng voices of ``lang``."""
+        return voices_for(lang)
 
     def version(self) -> str:
         exe = require_tool("espeak-ng")
@@ -63,7 +70,7 @@ class EspeakSynth:
         if not text.strip():
             raise ValueError("espeak-ng: cannot synthesise empty text")
         exe = require_tool("espeak-ng")
-        wpm = max(80, min(450, round(self.wpm * style.rate)))
+        wpm = max(MIN_WPM, min(MAX_WPM, round(self.wpm * style.rate)))
         # text goes through stdin, never the command line, so no option injection is possible
         proc = subprocess.run(
             [exe, "-v", voice.backend_voice, "-s", str(wpm), "--stdout"],

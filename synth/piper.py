@@ -33,7 +33,7 @@ import numpy as np
 
 from stylebench.errors import BadValue, MissingFile
 from stylebench.registry import MissingExtraError
-from stylebench.synth.base import Audio, Style, Voice
+from stylebench.synth.base import Audio, Style, Voice, flag_arg, number_arg
 from stylebench.synth.ffmpeg import apply_style, require_tool
 
 NATIVE_RATE = (0.8, 1.25)
@@ -212,29 +212,29 @@ class PiperSynth:
         noise_w: float | str | None = None,
         native_rate: bool | str = True,
     ) -> None:
+        name = self.name
+        self.native_rate = flag_arg(name, "native_rate", native_rate)
+        self.threads = number_arg(name, "threads", threads, low=1, high=256, whole=True)
+        self.reference_gain_db = number_arg(
+            name, "reference_gain_db", reference_gain_db, low=-60, high=30
+        )
+        overrides = {
+            key: number_arg(name, key, value, low=0.0, high=2.0)
+            for key, value in (("noise_scale", noise_scale), ("noise_w", noise_w))
+            if value is not None
+        }
         self.files = PiperVoiceFiles.locate(voice)
-        if isinstance(native_rate, str):
-            if native_rate.lower() not in ("true", "false", "1", "0"):
-                raise BadValue(f"piper: native_rate must be true or false, got {native_rate!r}")
-            native_rate = native_rate.lower() in ("true", "1")
-        self.native_rate = bool(native_rate)
         self.config: dict[str, Any] = json.loads(self.files.config.read_text(encoding="utf-8"))
-        inference = dict(self.config.get("inference", {}))
-        for key, value in (("noise_scale", noise_scale), ("noise_w", noise_w)):
-            if value is not None:
-                if not 0.0 <= float(value) <= 2.0:
-                    raise BadValue(f"piper: {key} must be within [0, 2], got {value}")
-                inference[key] = float(value)
-        self.config["inference"] = inference
+        self.config["inference"] = {**self.config.get("inference", {}), **overrides}
         if self.config.get("phoneme_type", "espeak") != "espeak":
             raise BadValue(f"piper: {self.files.config} is not an espeak-phoneme voice")
         self.sample_rate = int(self.config["audio"]["sample_rate"])
-        self.threads = int(threads)
-        if self.threads < 1:
-            raise ValueError(f"piper: threads must be >= 1, got {threads}")
-        self.reference_gain_db = float(reference_gain_db)
         self._session: Any = None
         self._lock = threading.Lock()
+
+    def voices_for(self, lang: str) -> list[Voice]:
+        """The piper voices of ``lang`` (English only)."""
+        return voices_for(lang)
 
     def _sess(self) -> Any:
         with self._lock:

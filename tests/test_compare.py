@@ -209,23 +209,35 @@ def test_report_renders_sorts_and_plays_in_chromium(compared, chromium_path):
         page.click("#leaderboard th:nth-child(2)")  # descending
         assert page.locator(first_col).first.inner_text().startswith(("reference", "shuffled"))
         assert page.locator("img[src^='data:image/png']").count() == 3  # one plot per model
-        link = page.locator("#cells a").first
-        target = link.get_attribute("href")
-        assert not page.locator(target).is_visible()
-        link.click()
-        assert page.locator(target).is_visible()
-        duration = page.evaluate(
-            """(sel) => new Promise(done => { const a = document.querySelector(sel + ' audio');
-            a.addEventListener('loadedmetadata', () => done(a.duration));
-            a.addEventListener('error', () => done(-1)); a.preload = 'auto'; a.load(); })""",
-            target,
-        )
-        assert duration > 0.5
-        assert XSS in (page.text_content("body") or "")
         assert (
             page.locator("script").count() == 1
             and page.locator("img:not([src^='data:'])").count() == 0
         )
+        # a cell's samples are a page of their own, loaded when its value is clicked: the
+        # comparison page itself holds no audio player
+        assert page.locator("audio").count() == 0
+        link = page.locator("#cells a").first
+        target = link.get_attribute("href")
+        assert target.startswith("samples/s-")
+        link.click()
+        page.wait_for_load_state()
+        assert page.url == (compared["folder"] / target).as_uri()
+        duration = page.evaluate(
+            """() => new Promise(done => { const a = document.querySelector('audio');
+            a.addEventListener('loadedmetadata', () => done(a.duration));
+            a.addEventListener('error', () => done(-1)); a.preload = 'auto'; a.load(); })"""
+        )
+        assert duration > 0.5
+        assert page.locator("script").count() == 0  # a samples page runs nothing
+        # the reply with markup is shown as text on its cell's page
+        marked = [
+            p
+            for p in (compared["folder"] / "samples").glob("s-*.html")
+            if "onerror" in p.read_text(encoding="utf-8")
+        ]
+        assert len(marked) == 1  # neutral's volume sample, turn 1: its pair 1-2
+        page.goto(marked[0].as_uri())
+        assert XSS in (page.text_content("body") or "")
         browser.close()
     assert errors == []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stylebench.metrics.dims.base import DIMENSIONS, ScoreContext, dimension
+from stylebench.metrics.dims.base import DIMENSIONS, ScoreContext, dimension, plain
 from stylebench.metrics.dims.speed import speed_key
 from stylebench.records import DIMS, FeatureRecord
 from stylebench.scoring.cells import Thresholds, perceptual_change
@@ -33,14 +33,14 @@ def test_value_keys():
         rms_gated=0.1,
         rms_active=0.2,
     )
-    assert values_of("pitch", f) == {1: 207.0}
-    assert values_of("pitch", f, pitch_stat="agreed_mean") == {1: 205.0}
+    assert values_of("pitch", f) == {1: 205.0}
+    assert values_of("pitch", f, pitch_stat="weighted_mean") == {1: 207.0}
     assert values_of("pitch", f, pitch_stat="guarded_mean") == {1: 200.0}
     assert values_of("pitch", f, pitch_stat="median") == {1: 190.0}
     assert values_of("pitch", f, pitch_stat="mean") == {1: 210.0}
     assert values_of("volume", f, pitch_stat="median") == {1: 0.1}
     missing = values_of("pitch", feat(["no_f0: silent"], rms_active=0.1))[1]
-    assert missing == "f0_mean_weighted unavailable: no_f0: silent"
+    assert missing == "f0_mean_agreed unavailable: no_f0: silent"
 
 
 def test_every_dim_has_one_module_with_its_scale_and_threshold():
@@ -167,29 +167,88 @@ def test_a_transcript_faithful_to_the_text_channel_is_vouched_for():
     assert speed_key(feats) == ("spm", (), {})
 
 
-def test_a_vouched_transcript_whose_count_changes_over_the_same_words_is_doubtful():
-    """The neutral row on Piper speech: one text read three times at the same pace, each
-    transcript faithful to the text (WER <= 0.3), yet 34, 31 and 35 syllables: a +13% "change"
-    from turn 2 to 3. The same-words count test doubts vouched transcripts too, and the sample
-    is scored from the text channel (34 syllables every turn) where that is plausible."""
+def test_turns_that_say_the_same_words_share_one_count_so_their_change_is_a_span_ratio():
+    """The neutral row on Piper speech: one text read three times at the same pace, and Whisper
+    base counted 34, 31 and 35 syllables, a +13% "change" from turn 2 to 3 by the transcripts.
+    The audio says the same words (low DTW cost), so the three turns share one count (the median
+    of the undoubted ones) and each change is the ratio of the speech spans, under ``auto`` and
+    under ``asr`` alike: no transcript enters it."""
+    from stylebench.metrics.dims.base import Shared
+    from stylebench.metrics.dims.speed import speed_plan
+
     same = {"dtw_cost_prev": 0.8}
     feats = turns(
-        feat(spm=278.5, syllables=34, text_spm=278.5, text_syllables=34, asr_text_er=0.1),
-        feat(spm=252.9, syllables=31, text_spm=277.3, text_syllables=34, asr_text_er=0.2, **same),
-        feat(spm=286.7, syllables=35, text_spm=278.5, text_syllables=34, asr_text_er=0.1, **same),
+        feat(spm=278.5, syllables=34, span_s=7.32, text_spm=278.5, text_syllables=34),
+        feat(spm=252.9, syllables=31, span_s=7.35, text_spm=277.3, text_syllables=34, **same),
+        feat(spm=286.7, syllables=35, span_s=7.33, text_spm=278.5, text_syllables=34, **same),
     )
-    assert speed_key(feats) == ("text_spm", ("speed_from_text",), {})
-    assert speed_key(feats, "asr")[2] == {k: "asr_count_changed_on_same_words" for k in (1, 2, 3)}
+    for source in ("auto", "asr"):
+        assert speed_key(feats, source) == ("spm", (), {})
+        vals, extra = dimension("speed").turn_values(
+            None, feats, ScoreContext.of(speed_source=source)
+        )
+        assert extra == () and all(isinstance(v, Shared) for v in vals.values())
+        assert {v.turns for v in vals.values()} == {(1, 2, 3)}
+        assert {v.cross_error for v in vals.values()} == {None}
+        change = perceptual_change("speed", vals[2].value, vals[3].value)
+        assert change == pytest.approx(100 * (7.35 / 7.33 - 1))  # the spans, not 31 -> 35
+        assert vals[1].value == pytest.approx(34 * 60 / 7.32)  # the count shared: the median
+    # a transcript doubt does not block a change between the same words: the count cancels
+    feats[2] = feat(["asr_repetition"], spm=900, syllables=110, span_s=7.35, **same)
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source="asr"))
+    assert all(isinstance(v, Shared) for v in vals.values())
+    assert perceptual_change("speed", vals[1].value, vals[2].value) == pytest.approx(
+        100 * (7.32 / 7.35 - 1)
+    )
+    assert speed_plan(feats, "asr").counts[(1, 2, 3)].count == 34.5  # turns 1 and 3 only
+
+
+def test_a_doubtful_count_is_compared_only_within_the_turns_that_share_it():
+    """Turns 1 and 2 say the same words, turn 3 others. The change 1-2 is their span ratio
+    whatever the transcripts say; the change 2-3 needs both runs' counts, so a run whose
+    transcripts are all doubtful (or disagree over the same words) is not compared with turn 3,
+    and the text channel scores the sample where it can."""
+    from stylebench.metrics.dims.base import Shared
+
+    same, other = {"dtw_cost_prev": 0.8}, {"dtw_cost_prev": 2.6}
+    feats = turns(
+        feat(["asr_unsure"], spm=200, syllables=20, span_s=6.0),
+        feat(["asr_unsure"], spm=170, syllables=17, span_s=5.0, **same),
+        feat(spm=240, syllables=24, span_s=6.0, **other),
+    )
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source="asr"))
+    assert isinstance(vals[1], Shared) and vals[1].turns == (1, 2)
+    assert vals[1].cross_error is not None and "asr_unsure" in vals[1].cross_error
+    assert perceptual_change("speed", vals[1].value, vals[2].value) == pytest.approx(20.0)
+    assert vals[3] == 240
+    assert speed_key(feats, "asr")[2] == {1: "asr_unsure", 2: "asr_unsure"}
+    # two undoubted transcripts that count 20 and 17 over the same words: the ASR changed one
+    feats[1] = feat(spm=200, syllables=20, span_s=6.0)
+    feats[2] = feat(spm=204, syllables=17, span_s=5.0, **same)
+    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source="asr"))
+    assert "count_changed_on_same_words" in vals[2].cross_error
+    # a plausible text channel on every turn counts the sample instead (one estimator)
+    texts = (
+        {"text_spm": 200.0, "text_syllables": 20.0},
+        {"text_spm": 240.0, "text_syllables": 20.0},
+    )
+    feats[1].values.update(texts[0])
+    feats[2].values.update(texts[1])
+    feats[3].values.update(text_spm=250.0, text_syllables=25.0)
+    vals, extra = dimension("speed").turn_values(None, feats, ScoreContext())
+    assert extra == ("speed_from_text",)
+    assert vals[1].cross_error is None and vals[1].value == pytest.approx(200.0)
+    assert vals[3] == 250.0
     # a faithful transcript corroborates its text, so a nuclei count that disagrees with the
-    # text (smooth synthetic speech has few intensity peaks) does not rule the text out
-    turn2 = {"spm": 252.9, "syllables": 31, "text_spm": 277.3, "text_syllables": 34, **same}
-    feats[2] = feat(["text_nuclei_mismatch"], asr_text_er=0.2, **turn2)
-    assert speed_key(feats) == ("text_spm", ("speed_from_text",), {})
-    # an uncorroborated text with that flag, or a text in the wrong script: unscored
-    feats[2] = feat(["text_nuclei_mismatch"], asr_text_er=0.5, **turn2)
-    assert set(speed_key(feats)[2]) == {1, 2, 3}
-    feats[2] = feat(["text_wrong_script"], asr_text_er=0.2, **turn2)
-    assert set(speed_key(feats)[2]) == {1, 2, 3}
+    # text (smooth synthetic speech has few intensity peaks) does not rule the text out; an
+    # uncorroborated text with that flag, or a text in the wrong script, does
+    turn3 = {**feats[3].values}
+    feats[3] = feat(["text_nuclei_mismatch"], asr_text_er=0.2, **turn3)
+    assert dimension("speed").turn_values(None, feats, ScoreContext())[1] == ("speed_from_text",)
+    feats[3] = feat(["text_nuclei_mismatch"], asr_text_er=0.5, **turn3)
+    assert dimension("speed").turn_values(None, feats, ScoreContext())[1] == ()
+    feats[3] = feat(["text_wrong_script"], asr_text_er=0.2, **turn3)
+    assert dimension("speed").turn_values(None, feats, ScoreContext())[1] == ()
 
 
 def test_a_turn_whose_syllables_per_nucleus_ratio_jumps_is_unscored():
@@ -390,3 +449,53 @@ def test_an_extension_dimension_is_named_only_in_its_module_and_the_records_lite
             text = path.read_text(encoding="utf-8")
             found += [f"{path.relative_to(root)}: {n}" for n in names if n in text]
     assert not found, found
+
+
+def test_the_run_note_counts_turn_pairs_by_route():
+    """Pair 1-2 said the same words (scored by the aligned tempo), 2-3 other words (counts),
+    and a sample whose shared count is doubtful has its cross pair unscored."""
+    from stylebench.metrics.dims.speed import pair_routes
+    from stylebench.scoring.cells import TurnScore
+
+    def t(sid, k, v=200.0, same=(), cross=None):
+        return TurnScore(sid, "speed", "intensify", "en", k, v, None, (), "", same, cross)
+
+    turns = [t("a", 1, same=(1, 2)), t("a", 2, same=(1, 2)), t("a", 3)]
+    turns += [t("b", 1, same=(1, 2), cross="doubt"), t("b", 2, same=(1, 2), cross="doubt")]
+    turns += [t("b", 3)]
+    assert pair_routes(turns) == (2, 1, 1)
+    (_, routes) = dimension("speed").run_notes(ScoreContext(), turns)
+    assert "2 turn pairs say the same words" in routes and "1 say other words" in routes
+    assert "1 unscored" in routes
+
+
+def test_a_turn_joins_the_run_its_alignment_was_made_against():
+    """Turn 2 failed, so turn 3 was aligned against turn 1 (dtw_turn_prev 1): the two share a
+    count. A turn aligned against a turn that is not the one before it in the scored set, or a
+    turn that is too short, starts its own run."""
+    from stylebench.metrics.dims.speed import same_words_runs
+
+    def f(**v):
+        return feat(spm=200.0, syllables=20.0, span_s=6.0, **v)
+
+    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_turn_prev=1.0)}) == [(1, 3)]
+    assert same_words_runs({1: f(), 3: f(dtw_cost_prev=0.9, dtw_turn_prev=2.0)}) == [(1,), (3,)]
+    three = {1: f(), 2: f(dtw_cost_prev=0.9), 3: f(dtw_cost_prev=2.5)}
+    assert same_words_runs(three) == [(1, 2), (3,)]
+    assert same_words_runs(three, alone={2}) == [(1,), (2,), (3,)]
+
+
+def test_same_words_without_a_transcript_take_the_text_channel_count():
+    """``--asr none``: no transcript counts anything, so a run of turns that say the same words
+    takes its shared count from the text channel (``speed_from_text``); its changes stay the
+    aligned tempo. Under ``--speed-source asr`` the same sample is unscored, with why."""
+
+    def f(**v):
+        return feat(text_spm=180.0, text_syllables=18.0, span_s=6.0, **v)
+
+    turns = {1: f(), 2: f(dtw_cost_prev=0.9, dtw_tempo_prev=0.8)}
+    vals, flags = dimension("speed").turn_values(None, turns, CTX)
+    assert flags == ("speed_from_text",)
+    assert plain(vals[1]) == pytest.approx(180.0) and plain(vals[2]) == pytest.approx(225.0)
+    vals, _ = dimension("speed").turn_values(None, turns, ScoreContext.of(speed_source="asr"))
+    assert all(isinstance(v, str) and "not measured" in v for v in vals.values()), vals

@@ -14,10 +14,10 @@ from stylebench.records import FeatureRecord, Sample, UserTurn
 from stylebench.scoring.cells import TurnScore
 from stylebench.scoring.emotion import agreement_with_humans, cohen_kappa
 
-BASE = {"f0_mean_weighted": 100.0, "f0_std_st": 2.0, "rms_gated_dbfs": -20.0, "nuclei_spm": 200.0}
+BASE = {"f0_mean_agreed": 100.0, "f0_std_st": 2.0, "rms_gated_dbfs": -20.0, "nuclei_spm": 200.0}
 # two semitones higher, one semitone wider, 3 dB louder, 10% faster
 UP = {
-    "f0_mean_weighted": 100.0 * 2 ** (2 / 12),
+    "f0_mean_agreed": 100.0 * 2 ** (2 / 12),
     "f0_std_st": 3.0,
     "rms_gated_dbfs": -17.0,
     "nuclei_spm": 220.0,
@@ -71,7 +71,7 @@ def test_reference_steps_follow_the_arousal_convention():
     # the reference's own step, read back by the index: (2 + 0 + 3 + 2) / 4 JND per step
     one = {
         **BASE,
-        "f0_mean_weighted": 100 * 2 ** (1.5 / 12),
+        "f0_mean_agreed": 100 * 2 ** (1.5 / 12),
         "rms_gated_dbfs": -17.0,
         "nuclei_spm": 220.0,
         "f0_std_st": 2.0,

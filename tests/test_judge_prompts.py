@@ -75,7 +75,9 @@ def test_user_prompt_folder_and_files(tmp_path):
     assert only_mrd.srd.source == "builtin:srd_v1.txt" and "consistent" in only_mrd.mrd.user
     with pytest.raises(FileNotFoundError, match="no such folder"):
         load_prompts(tmp_path / "nope")
-    with pytest.raises(FileNotFoundError, match="needed for srd"):
+    with pytest.raises(
+        FileNotFoundError, match=r"judge prompt file \(srd\) .*missing.txt does not exist"
+    ):
         load_prompts(srd=tmp_path / "missing.txt")
 
 

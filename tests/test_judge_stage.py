@@ -149,7 +149,9 @@ def test_shuffled_is_not_eligible_and_its_cells_are_marked(small_set, tmp_path, 
         for r in md.split("## volume")[1].split("##")[0].splitlines()
         if r.startswith("| ") and ("intensify" in r or "attenuate" in r)
     ]
-    assert len(rows) == 4 and all(r.count("✗") == 2 for r in rows)  # VSP and SVD marked
+    assert len(rows) == 4 and all(
+        r.count("✗") == 3 for r in rows
+    )  # VSP, its direction-only rate, SVD
     assert "## Relevance (judge)" in md and "NOT eligible" in md
     csv = (res.store.root / "report.csv").read_text(encoding="utf-8").splitlines()
     assert csv[0].endswith(",eligible") and all(r.endswith(",false") for r in csv[1:])

@@ -185,3 +185,42 @@ def test_compare_shows_loudness_per_model(loud_runs):
     assert keys.index("quality") < keys.index("loudness") < keys.index("notes")
     md = render_md(res)
     assert md.index("## Speech quality") < md.index("## Loudness per model") < md.index("## Cells")
+
+
+@pytest.fixture(scope="module")
+def gain_files(tmp_path_factory):
+    from audio_files import make_files
+
+    return make_files(tmp_path_factory.mktemp("loudfiles"))
+
+
+def test_measure_and_pairs_give_lufs_per_file_and_the_lu_change_per_pair(gain_files, capsys):
+    """``--loudness`` on files: each file's integrated loudness, as the loudness stage measures a
+    run's replies; on pairs, b's change from a. A x2 copy is +6.02 LU louder, a x0.5 copy
+    6.02 LU quieter; without the flag nothing is measured."""
+    from audio_files import GAINS, db
+
+    import stylebench
+    from stylebench.cli import main
+
+    names = ["speech.wav", "louder.wav", "quieter.wav", "tone.wav", "silent.wav"]
+    rows = stylebench.measure(
+        [gain_files / n for n in names], asr="none", loudness=True, quality=False
+    )
+    lufs = dict(zip(names, rows["loudness_lufs"], strict=True))
+    assert lufs["louder.wav"] - lufs["speech.wav"] == pytest.approx(db(GAINS["louder"]), abs=0.01)
+    assert lufs["quieter.wav"] - lufs["speech.wav"] == pytest.approx(db(GAINS["quieter"]), abs=0.01)
+    assert lufs["tone.wav"] == pytest.approx(-3.01 - 20 * np.log10(1 / 0.3) + 0.7, abs=1.0)
+    assert lufs["silent.wav"] is None or np.isnan(lufs["silent.wav"])  # no block above -70 LUFS
+    plain = stylebench.measure([gain_files / "speech.wav"], asr="none")
+    assert plain["loudness_lufs"].isna().all()
+    table = gain_files / "loud_pairs.csv"
+    table.write_text("id,a,b,dim,direction\nup,speech.wav,louder.wav,volume,intensify\n")
+    pairs = stylebench.pairs(table, asr="none", loudness=True, n_boot=50).pairs
+    assert pairs["loudness_change_lu"][0] == pytest.approx(db(GAINS["louder"]), abs=0.01)
+    # the pools hold no loudness: a table without the pairs would drop it, so that is refused
+    args = ["--no-progress", "pairs", str(table), "--loudness", "--asr", "none"]
+    assert main(args) == 2
+    assert "--per-pair" in capsys.readouterr().err
+    assert main([*args, "--per-pair"]) == 0
+    assert "loudness LU" in capsys.readouterr().out

@@ -167,7 +167,7 @@ def test_scores_count_unscored_turns_apart_and_never_as_zero():
     assert cells[2].errors == {"control: relevance: irrelevant": 1}
     assert cells[3].persistence == 0.0 and cells[3].mean_diff == pytest.approx(0.0)
     assert cells[1].mean_diff == pytest.approx(3.0)
-    assert half_reversion(list(cells.values())) == {("volume", "intensify", "en"): 3}
+    assert half_reversion(list(cells.values())) == {("volume", "intensify", "en"): (3, 3)}
     assert mean_after_first(list(cells.values())) == pytest.approx(50.0)
 
 

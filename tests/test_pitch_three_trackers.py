@@ -10,7 +10,7 @@ from stylebench.metrics import pitch
 from stylebench.metrics.pitch import (
     SWIFT_HOP,
     SWIFT_SR,
-    drop_subharmonics,
+    drop_off_voice,
     f0_track,
     majority_f0,
     n_frames,
@@ -104,9 +104,17 @@ def test_the_vote_follows_praat_and_swift_where_pyworld_is_off() -> None:
 
 def test_subharmonic_frames_go_and_high_excursions_stay() -> None:
     track = np.array([0.0, 200.0, 210.0, 190.0, 99.0, 420.0, 205.0, 0.0])
-    out = drop_subharmonics(track)
+    out = drop_off_voice(track)
     assert out.tolist() == [0.0, 200.0, 210.0, 190.0, 0.0, 420.0, 205.0, 0.0]
-    assert drop_subharmonics(np.array([0.0, 100.0, 0.0])).tolist() == [0.0, 100.0, 0.0]
+    assert drop_off_voice(np.array([0.0, 100.0, 0.0])).tolist() == [0.0, 100.0, 0.0]
+
+
+def test_a_tone_two_octaves_over_the_voice_goes_and_a_wide_rise_stays() -> None:
+    """The reply's median is 200 Hz: frames at 19 st over it (600 Hz, the widest rise on real
+    replies) and just under 24 st (790 Hz) stay; frames over two octaves (810, 1050 Hz) go."""
+    track = np.array([0.0, 200, 200, 200, 200, 200, 600, 790, 810, 1050, 0])
+    assert drop_off_voice(track).tolist() == [0, 200, 200, 200, 200, 200, 600, 790, 0, 0, 0]
+    assert drop_off_voice(track, above_st=30.0)[8:10].tolist() == [810.0, 1050.0]
 
 
 def test_a_missing_swift_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -195,7 +195,7 @@ def test_quality_off_or_missing_leaves_values_out_and_rekeys(monkeypatch):
 
 
 def _feat(sid: str, turn: int, ovrl: float | None) -> FeatureRecord:
-    values = {"f0_mean_weighted": 100.0 * turn}
+    values = {"f0_mean_agreed": 100.0 * turn}
     if ovrl is not None:
         values.update(dnsmos_sig=0.5 * ovrl + 1.0, dnsmos_bak=4.0, dnsmos_ovrl=ovrl)
     return FeatureRecord(sid, turn, "ok", "fp", values=values)

@@ -157,10 +157,21 @@ def test_renderers_unchanged_by_the_move():
     rep = _report(extra={"srd": 0.9, "eligible": True})
     digest = {f.__name__: hashlib.sha256(f(rep).encode()).hexdigest() for f in (to_json, to_csv)}
     assert digest == {
-        # thresholds gained expressiveness_st (the fifth dimension); nothing else changed
-        "to_json": "1ed5348e719f76ca0cf36eb8dbb92eec9660b4d3e069bf4f59248bca6bdaa21f",
-        "to_csv": "4b059af173b2a7544fcd806a30c2e283283c5a5806ea94715e5b0dd05bc3dca7",
+        # thresholds gained expressiveness_st (the fifth dimension), cells vsp_direction and its
+        # CI (the direction-only rate); nothing else changed
+        "to_json": "a3d33011296233e089bbdd21b73eee9e9a809df833a4bed5e247efe1743be548",
+        "to_csv": "fac07198849878ec63ef35f824ffc17a24b7550b4989ae2d5ed53c6f6debe086",
     }
+    # without the direction-only rate, the JSON is the bytes it was before it came
+    before = {
+        **rep,
+        "cells": [
+            {k: v for k, v in c.items() if not k.startswith("vsp_direction")} for c in rep["cells"]
+        ],
+    }
+    assert hashlib.sha256(to_json(before).encode()).hexdigest() == (
+        "1ed5348e719f76ca0cf36eb8dbb92eec9660b4d3e069bf4f59248bca6bdaa21f"
+    )
 
 
 def test_every_report_section_resolves_and_shows_only_with_its_block() -> None:

@@ -239,3 +239,34 @@ def test_bootstrap_accepts_one_resample_and_refuses_other_shapes():
         bootstrap_ci(np.ones((2, 2)), n_boot=10, seed=0)
     with pytest.raises(ValueError, match="one-dimensional"):
         bootstrap_ci(np.float64(5.0), n_boot=10, seed=0)
+
+
+def test_a_score_shared_by_some_turns_is_compared_only_with_them():
+    """Speed turns 1 and 2 say the same words and share a count that no transcript vouches for:
+    their change is scored, a change to turn 3 (other words) is not, in the cells, in the
+    per-sample outcomes that compare's paired tests read, and in the trajectories plot."""
+    from stylebench.compare.samples import outcomes
+    from stylebench.report.plots import trajectories
+    from stylebench.scoring.cells import pair_values
+
+    why = "unscored: doubtful transcript and no text channel to vouch for it (asr_unsure)"
+    shared = {"same_words": (1, 2), "cross_error": why}
+    scores = [
+        TurnScore("a", "speed", "intensify", "en", 1, 200.0, **shared),
+        TurnScore("a", "speed", "intensify", "en", 2, 250.0, **shared),
+        TurnScore("a", "speed", "intensify", "en", 3, 300.0),
+        *_sample("b", [200.0, 250.0, 320.0], dim="speed"),
+    ]
+    c12, c23 = score_cells(scores, n_boot=100)
+    assert (c12.n, c12.n_decided, c12.n_valid) == (2, 2, 2)
+    assert (c23.n, c23.n_decided) == (2, 1) and c23.errors == {why: 1}
+    assert pair_values(scores[2], scores[1]) == why  # either order
+    assert pair_values(scores[0], scores[1]) == (200.0, 250.0)
+    # a shared score with no doubt compares with any turn
+    free = [TurnScore("c", "speed", "intensify", "en", 1, 200.0, same_words=(1, 2))]
+    assert pair_values(free[0], scores[2]) == (200.0, 300.0)
+    out = outcomes(scores, Thresholds())
+    assert out[("speed", "intensify", "en", "2-3", "")]["a"].ok is False
+    assert out[("speed", "intensify", "en", "1-2", "")]["a"].ok is True
+    lines = trajectories(scores, exclude=())["speed"][("intensify", "en")]
+    assert len(lines[2]) == 2 and len(lines[3]) == 1  # sample a has no change 1 -> 3

@@ -123,7 +123,8 @@ def test_a_declared_stage_reaches_the_comparison(runs, with_echo):
     runs = runs[0]
     loaded = [load_run(r) for r in runs]
     res = compare_runs(loaded, n_boot=50)
-    assert list(res["tables"]) == ["relevance", "echo", "dims", "emotion", "retention"]
+    # tables.change: what the comparison's change figures draw (after the paper's tables)
+    assert list(res["tables"]) == ["relevance", "echo", "dims", "emotion", "retention", "change"]
     assert [r["model"] for r in res["tables"]["echo"]] == ["neutral", "reference"]
     assert list(res).index("tables") < list(res).index("quality") < list(res).index("notes")
     md = render_md(res)
@@ -149,7 +150,7 @@ def test_the_stages_tables_keep_their_places(runs):
         "quality",
         "notes",
     ]
-    assert list(res["tables"]) == ["relevance", "dims", "emotion", "retention"]
+    assert list(res["tables"]) == ["relevance", "dims", "emotion", "retention", "change"]
     md = render_md(res)
     order = ["## Leaderboard", "(Table 2)", "(Table 4)", "## Turn-3", "## Cells"]
     assert [md.index(h) for h in order] == sorted(md.index(h) for h in order)

@@ -31,7 +31,7 @@ def test_values_flags_and_errors_per_turn():
     }
     features = {
         ("p", 1): feat(
-            "p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_weighted=200.0, f0_mean=190.0
+            "p", 1, ["f0_octave_suspect", "asr_empty"], f0_mean_agreed=200.0, f0_mean=190.0
         ),
         ("p", 2): FeatureRecord("p", 2, "error", "f", error="AudioError: silent"),
     }
@@ -76,7 +76,7 @@ def test_emotion_is_the_prosodic_index_against_turn_1():
     s = sample("e", "emotion", emotion="sad")
     replies = {("e", k): ok_reply("e", k) for k in (1, 2, 3)}
     base = {
-        "f0_mean_weighted": 200.0,
+        "f0_mean_agreed": 200.0,
         "f0_std_st": 2.0,
         "rms_gated_dbfs": -20.0,
         "nuclei_spm": 240.0,
@@ -116,6 +116,8 @@ def test_the_report_says_the_nuclei_rate_is_not_the_papers_speed_score() -> None
     turns = [TurnScore(s, "speed", "intensify", "en", 1, 100.0) for s in ("a", "b")]
     (note,) = speed.run_notes(ScoreContext.of(speed_source="nuclei"), turns)
     assert "NOT the paper's syllable rate" in note and "2 samples" in note
-    (note,) = speed.run_notes(ScoreContext.of(speed_source="asr"), turns[:1])
+    note, routes = speed.run_notes(ScoreContext.of(speed_source="asr"), turns[:1])
     assert "NOT" not in note and "1 samples" in note
+    # how many turn pairs were measured over the same words and how many over other words
+    assert routes.startswith("speed routes: 0 turn pairs say the same words")
     assert speed.run_notes(ScoreContext(), []) == []

@@ -163,27 +163,33 @@ def test_a_text_channel_in_another_script_or_at_no_human_rate_cannot_score_speed
     assert vals[1].startswith("unscored: doubtful transcript")
 
 
-def test_same_words_with_a_changed_syllable_count_are_unscored_for_speed():
+def test_same_words_share_one_count_whatever_the_transcripts_count():
     """The outside check's leak: a +2 st copy whose transcript lost four words read -15% speed.
-    The audio says the same words (low DTW cost), so the count change is the ASR's."""
+    The audio says the same words (low DTW cost), so both turns share one count and the change
+    is the ratio of their speech spans: 0% here, on every ISA the ASR may run on."""
     same = {"dtw_cost_prev": 0.9}
     feats = {
-        1: FeatureRecord("s", 1, "ok", "f", values={"spm": 200.0, "syllables": 20.0}),
-        2: FeatureRecord("s", 2, "ok", "f", values={"spm": 170.0, "syllables": 17.0, **same}),
+        1: FeatureRecord(
+            "s", 1, "ok", "f", values={"spm": 200.0, "syllables": 20.0, "span_s": 6.0}
+        ),
+        2: FeatureRecord(
+            "s", 2, "ok", "f", values={"spm": 170.0, "syllables": 17.0, "span_s": 6.0, **same}
+        ),
     }
-    vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source="asr"))
-    assert all(v.endswith("(asr_count_changed_on_same_words)") for v in vals.values())
-    # other words (a paraphrase: high cost), or a one-syllable difference: scored
+    for source in ("asr", "auto"):
+        vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source=source))
+        assert vals[1].value == vals[2].value  # equal spans: no change
+        assert vals[1].turns == vals[2].turns == (1, 2)
+    # other words (a paraphrase: high cost): each turn's own count, as the paper
     feats[2].values["dtw_cost_prev"] = 2.4
     assert dimension("speed").turn_values(None, feats, ScoreContext())[0][2] == 170.0
-    feats[2].values.update(dtw_cost_prev=0.9, syllables=19.0)
-    assert dimension("speed").turn_values(None, feats, ScoreContext())[0][2] == 170.0
     # the held-out leak: one word doubled in a 16-syllable transcript of the same audio (+4 dB)
-    # fakes +6.25%, past the 5% threshold on its own: however few syllables, unscored
+    # faked +6.25%; over the same words the spans decide
     feats[1].values.update(syllables=16.0)
-    feats[2].values.update(syllables=17.0)
+    feats[2].values.update(syllables=17.0, dtw_cost_prev=0.9, span_s=6.3)
     vals, _ = dimension("speed").turn_values(None, feats, ScoreContext.of(speed_source="asr"))
-    assert all(v.endswith("(asr_count_changed_on_same_words)") for v in vals.values())
+    change = 100 * (vals[2].value / vals[1].value - 1)
+    assert change == pytest.approx(100 * (6.0 / 6.3 - 1))
 
 
 def test_alignment_cost_separates_the_same_words_from_other_words():

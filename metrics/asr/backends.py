@@ -23,7 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from stylebench.metrics.asr.offline import OFFLINE_MODELS, missing_extra, resolve_offline_model
+from stylebench.metrics.asr.offline import (
+    OFFLINE_MODELS,
+    check_asr_model,
+    missing_extra,
+    resolve_offline_model,
+)
 from stylebench.metrics.asr.transcript import (
     COMPRESSION_RATIO_LIMIT,
     LOW_LOGPROB,
@@ -126,13 +131,10 @@ class FasterWhisperASR:
             from faster_whisper import WhisperModel
         except ImportError as exc:
             raise missing_extra("asr", "faster-whisper") from exc
-        local = Path(self.model).expanduser()
-        if local.is_dir():
-            source = str(local)
-        elif self.model in OFFLINE_MODELS:
+        if self.model in OFFLINE_MODELS:
             source = str(resolve_offline_model(self.model, self.cache_dir))
-        else:
-            source = self.model  # hub name: faster-whisper's cache or a download
+        else:  # a folder, or a hub name (faster-whisper's cache or a download)
+            source = str(Path(check_asr_model(self.backend, self.model)).expanduser())
         self._model = WhisperModel(
             source,
             device=self.device,

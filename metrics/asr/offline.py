@@ -1,4 +1,5 @@
-"""Offline ASR model folders shipped in PyPI packages, and the missing-extra error message.
+"""Offline ASR model folders shipped in PyPI packages, the missing-extra error message, and the
+check that a model named by ``--asr-model`` can be loaded (:func:`check_asr_model`).
 
 Whisper base (multilingual, CTranslate2 format) comes split over two packages because of PyPI's
 size limit; it is joined once into a cache folder and reused. tiny.en is used in place.
@@ -110,3 +111,47 @@ def resolve_offline_model(name: str, cache_dir: Path | None = None) -> Path:
     close = difflib.get_close_matches(name, list(OFFLINE_MODELS), n=2)
     hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
     raise ValueError(f"unknown offline ASR model {name!r}; known: {sorted(OFFLINE_MODELS)}{hint}")
+
+
+def check_asr_model(backend: str, model: str) -> str:
+    """Check before any reply is transcribed that ``backend`` can load ``model`` (``--asr-model``),
+    through :func:`stylebench.paths.find_weights`: an offline name (:data:`OFFLINE_MODELS`), a
+    folder here, or a hub id (faster-whisper's own names such as ``large-v3``, or ``org/name``)
+    that is cached or downloads now. Returns ``model``.
+
+    Raises:
+        UnknownName: an unknown backend. MissingExtra: the backend's package is missing.
+        MissingFile / BadValue: one line saying how ``model`` was looked up and what is here.
+    """
+    from stylebench.metrics.asr import ASR_BACKENDS
+    from stylebench.paths import find_weights
+
+    ASR_BACKENDS[backend]  # an unknown backend fails here, with suggestions
+    if backend == "faster-whisper":
+        try:
+            from faster_whisper import available_models
+            from faster_whisper.utils import download_model
+        except ImportError as exc:
+            raise missing_extra("asr", "faster-whisper") from exc
+        names = [n for n in available_models() if n not in OFFLINE_MODELS]
+        return find_weights(
+            model,
+            "--asr-model",
+            offline=tuple(OFFLINE_MODELS),
+            hub_names=names,
+            marker="model.bin",  # a CTranslate2 Whisper folder
+            fetch=download_model,  # what transcribing would download, fetched up front
+        )
+    try:
+        import whisper
+    except ImportError as exc:
+        raise missing_extra("openai-whisper", "openai-whisper") from exc
+    names = whisper.available_models()
+
+    def own_names_only(name: str) -> None:
+        """A name of its own downloads on first use (openai-whisper's URLs); nothing else does."""
+        if name not in names:
+            raise ValueError(f"openai-whisper knows no model {name!r}: {', '.join(names)}")
+
+    # a checkpoint is a file (no marker)
+    return find_weights(model, "--asr-model", hub_names=names, fetch=own_names_only)

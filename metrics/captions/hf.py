@@ -22,6 +22,9 @@ from stylebench.registry import MissingExtraError
 class TransformersCaptioner:
     name = "transformers"
 
+    #: the file a weights folder holds (``--caption-model`` is looked up before any work)
+    weights_marker = "config.json"
+
     def __init__(
         self,
         model: str | None = None,

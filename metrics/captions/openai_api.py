@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from stylebench.errors import BadValue, MissingFile
+from stylebench.errors import BadValue
 from stylebench.metrics.captions.base import (
     CaptionError,
     CaptionRequest,
@@ -39,6 +39,7 @@ from stylebench.metrics.judges.prompting import (
     parse_prompt,
     strict_object,
 )
+from stylebench.paths import named_file
 
 LABELS = ("increased", "decreased", "same", "cannot_tell")
 
@@ -138,9 +139,7 @@ class OpenAICaptionJudge(OpenAIJudge):
                 "builtin:compare_v1.txt",
             )
         else:
-            p = Path(prompt)
-            if not p.is_file():
-                raise MissingFile(f"--caption-judge-prompt {p} does not exist")
+            p = named_file(prompt, "--caption-judge-prompt")
             name, text, source = p.name, p.read_text(encoding="utf-8"), str(p)
         self.compare_prompt = parse_prompt(text, "compare", name, source, slots=("dimension",))
 

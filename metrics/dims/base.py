@@ -27,8 +27,40 @@ from stylebench.records import FeatureRecord, Sample, TranscriptRecord
 if TYPE_CHECKING:
     from stylebench.metrics.pitch import F0Stats
 
-#: turn -> the reply's score on the dim's linear scale, or why it has none
-TurnValues = dict[int, "float | str"]
+
+@dataclass(frozen=True)
+class Shared:
+    """A turn's score measured together with other turns of its sample that say the same words
+    (speed: one syllable count for all of them, so a change between two of them is the ratio of
+    their speech spans; :mod:`stylebench.metrics.dims.speed`).
+
+    Attributes:
+        value: the score on the dim's linear scale.
+        turns: the turns that share the measurement, this one included.
+        cross_error: ``None`` when the score may be compared with any turn; else why a change to
+            a turn outside :attr:`turns` has no score (the shared count is doubtful: it cancels
+            only between the turns that share it).
+    """
+
+    value: float
+    turns: tuple[int, ...]
+    cross_error: str | None = None
+
+
+#: turn -> the reply's score on the dim's linear scale (plain, or :class:`Shared` with other
+#: turns), or why it has none
+TurnValues = dict[int, "float | Shared | str"]
+
+
+def plain(v: float | Shared | str | None) -> float | str | None:
+    """A turn value for a reader that compares it with no other turn of its own sample (a file
+    measured alone, the control arm of another sample): a :class:`Shared` score whose count is
+    doubtful outside its turns is that reason; else its number."""
+    if isinstance(v, Shared):
+        return v.cross_error if v.cross_error is not None else v.value
+    return v
+
+
 #: the :class:`stylebench.synth.base.Style` knobs every synthesiser implements (a reference step
 #: on any other knob travels in ``Style.extra`` and is applied by :meth:`Dimension.transform`;
 #: tests/test_dims.py checks the two lists agree)
@@ -54,9 +86,17 @@ class ScoredTurn(Protocol):
     @property
     def sample_id(self) -> str: ...
     @property
+    def turn(self) -> int: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
     def flags(self) -> tuple[str, ...]: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def same_words(self) -> tuple[int, ...]: ...
+    @property
+    def cross_error(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -71,6 +111,8 @@ class ReplyFrames:
             grid (:mod:`stylebench.metrics.pitch`).
         level_track: each frame's level in dB on that grid (the weights of the pitch score).
         frame_ms: the frame period of the tracks.
+        f0_ceil: the highest F0 the trackers searched (Hz); ``None`` when not known (then no
+            reply is flagged as reaching it).
         measured: the values measured for every dimension before any dimension's own: the speech
             span (``span_s``, ``active_s``), its nuclei count and rate, the transcript's
             syllables (:mod:`stylebench.stages.measure`).
@@ -83,6 +125,7 @@ class ReplyFrames:
     tracks: tuple[np.ndarray, np.ndarray, np.ndarray]
     level_track: np.ndarray
     frame_ms: float = 5.0
+    f0_ceil: float | None = None
     measured: Mapping[str, float] = field(default_factory=dict)
     transcript: TranscriptRecord | None = None
 
@@ -102,10 +145,11 @@ class ReplyFrames:
 
     @cached_property
     def scored_f0(self) -> np.ndarray:
-        """:attr:`majority_f0` with run edges trimmed and subharmonic frames dropped."""
+        """:attr:`majority_f0` with run edges trimmed and frames far under (subharmonics) or
+        far over the reply's median dropped (:func:`stylebench.metrics.pitch.drop_off_voice`)."""
         from stylebench.metrics import pitch
 
-        return pitch.drop_subharmonics(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
+        return pitch.drop_off_voice(pitch.trim_edges(self.majority_f0, pitch.EDGE_FRAMES))
 
     @cached_property
     def too_few_voted(self) -> bool:
@@ -321,16 +365,32 @@ class Dimension(ABC):
         """
 
 
+def blocking_reason(
+    values: Mapping[str, float], flags: Sequence[str], blocking: Sequence[str]
+) -> str | None:
+    """Why a reply has no score, when a flag of ``blocking`` is among its ``flags``: the reason
+    (:data:`stylebench.metrics.validity.REASONS`) of the first, in ``blocking``'s order, with
+    one exception. A reply with at least ``MIN_SPEECH_S`` of detected sound that is flagged both
+    too short and not speech is called not speech: its shortness is then only its syllable
+    count, and sound that is not speech has no syllables (30 minutes of noise, a square wave:
+    an empty transcript is not a short reply). Every scorer's reason comes from here, so a file
+    measured alone and a run's reply are said the same way."""
+    from stylebench.metrics.validity import MIN_SPEECH_S, REASONS
+
+    hit = [f for f in blocking if f in flags]
+    long_enough = values.get("active_s", 0.0) >= MIN_SPEECH_S
+    if long_enough and "not_speech" in hit and "too_short" in hit:
+        hit.remove("too_short")
+    return REASONS[hit[0]] if hit else None
+
+
 def value_or_reason(
     values: Mapping[str, float], flags: list[str], key: str, blocking: tuple[str, ...] = ()
 ) -> float | str:
-    """``values[key]``, or why it is missing: the first of ``blocking`` among the reply's
-    flags (:data:`stylebench.metrics.validity.REASONS`), else the feature's ``no_*`` flags."""
-    from stylebench.metrics.validity import REASONS
-
-    for flag in blocking:
-        if flag in flags:
-            return REASONS[flag]
+    """``values[key]``, or why it is missing: the reason of its blocking flags
+    (:func:`blocking_reason`), else the feature's ``no_*`` flags."""
+    if (reason := blocking_reason(values, flags, blocking)) is not None:
+        return reason
     if key in values:
         return values[key]
     why = [f for f in flags if f.startswith(("no_", "asr_empty"))]

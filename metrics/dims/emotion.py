@@ -18,6 +18,7 @@ from stylebench.metrics.dims.base import (
     ReplyFrames,
     ScoreContext,
     TurnValues,
+    blocking_reason,
 )
 from stylebench.records import EMOTIONS, FeatureRecord, Sample
 
@@ -29,13 +30,14 @@ def prosodic_by_turn(sample: Sample | None, features: Mapping[int, FeatureRecord
     """Prosodic intensity of each turn with ok features, or the reason it has none (a reply
     scored outside a sample, ``sample=None``, has no emotion asked of it, so no index)."""
     from stylebench.metrics.prosody import AROUSAL_SIGN, arousal_index
-    from stylebench.metrics.validity import REASONS
 
     ok = {k: f.values for k, f in features.items()}
     if 1 not in ok:
         return dict.fromkeys(ok, "prosodic: turn 1 (the baseline) has no features")
     blocked = {
-        k: REASONS[b] for k, f in features.items() for b in reversed(BLOCKING) if b in f.flags
+        k: why
+        for k, f in features.items()
+        if (why := blocking_reason(f.values, f.flags, BLOCKING)) is not None
     }
     if 1 in blocked:
         return dict.fromkeys(ok, f"prosodic: turn 1 (the baseline) {blocked[1]}")

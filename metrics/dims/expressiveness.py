@@ -116,7 +116,7 @@ class Expressiveness(Dimension):
         "expressiveness: pitch-range threshold in semitones (default 1.0: above what tempo and "
         "gain move it on real speech)"
     )
-    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
+    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "f0_near_ceiling", "praat_unvoiced")
     blocking: ClassVar[tuple[str, ...]] = F0_BLOCKING
     paper: ClassVar[bool] = False
     in_all: ClassVar[bool] = False

@@ -1,14 +1,16 @@
-"""Pitch: mean F0 over voiced frames (pyworld dio + stonemask, FastSpeech2 recipe), in Hz;
-change in semitones ``12*log2(b/a)``.
+"""Pitch: mean F0 over voiced frames (the paper's definition), in Hz; change in semitones
+``12*log2(b/a)``.
 
 What a reply's pitch is measured from (:meth:`Pitch.reply_values`): three trackers (pyworld dio +
-stonemask, Praat autocorrelation, SwiftF0) on one 5 ms grid vote frame by frame
-(:func:`stylebench.metrics.pitch.majority_f0`): a frame counts when at least two agree within 2
-semitones, with the median of those two or three as its F0, run edges trimmed. The score
-``f0_mean_weighted`` is the mean over those frames, each weighted by its amplitude;
-``f0_mean_agreed`` is their plain mean, and pyworld's own plain mean (``f0_mean``, FastSpeech2's
-definition) stays beside both. The octave guard is the reply's own: the median of its agreed
-frames +-0.75 octave, so a true change of any size between turns is never clipped.
+stonemask, Praat autocorrelation, SwiftF0) on one 5 ms grid, searching 50-1100 Hz, vote frame by
+frame (:func:`stylebench.metrics.pitch.majority_f0`): a frame counts when at least two agree
+within 2 semitones, with the median of those two or three as its F0, run edges trimmed. The
+score ``f0_mean_agreed`` is the plain mean over those frames; ``f0_mean_weighted`` weighs each
+of them by its amplitude (``--pitch-stat weighted_mean``; on same-voice pairs of real replies its
+changes agree less with Praat's, docs/metrics.md "Which mean"), and pyworld's own plain mean
+(``f0_mean``, FastSpeech2's recipe) stays beside both. The octave guard is the reply's own: the
+median of its agreed frames +-0.75 octave, so a true change of any size between turns is never
+clipped.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ F0_MIN_AGREEMENT = 0.5
 #: octave from the voted F0 (pyworld alone made octave errors there)
 OCTAVE_SUSPECT_SHARE = 0.10
 
+#: f0_near_ceiling (informational): more than NEAR_CEILING_SHARE of the pitch score's frames lie
+#: within NEAR_CEILING_ST semitones of the trackers' search ceiling (``--f0-ceil``): the voice
+#: reaches where the trackers stop looking, so its highest frames may be lost and a rise read
+#: too small (docs/metrics.md, "F0 range")
+NEAR_CEILING_ST = 2.0
+NEAR_CEILING_SHARE = 0.05
+
 #: --pitch-stat -> the feature value that is the score
 STAT_KEYS = {
     "weighted_mean": "f0_mean_weighted",
@@ -49,10 +58,11 @@ STAT_KEYS = {
 
 STAT_WORDS = {
     "weighted_mean": "amplitude-weighted mean over the frames where at least two of pyworld, "
-    "Praat and SwiftF0 lie within 2 st (their median), run edges and subharmonic frames dropped "
-    "(three-tracker vote)",
-    "agreed_mean": "mean over the frames where at least two of pyworld, Praat and SwiftF0 lie "
-    "within 2 st (their median), run edges and subharmonic frames dropped (three-tracker vote), unweighted",
+    "Praat and SwiftF0 lie within 2 st (their median), run edges and frames an octave under or two "
+    "octaves over the reply's median dropped (three-tracker vote)",
+    "agreed_mean": "mean over the voiced frames (the paper's statistic), a frame voiced where at "
+    "least two of pyworld, Praat and SwiftF0 lie within 2 st (their median), run edges and "
+    "frames an octave under or two octaves over the reply's median dropped (three-tracker vote)",
     "guarded_mean": "mean over voiced frames inside the reply's own F0 range (octave guard)",
     "mean": "mean over voiced frames",
     "median": "median over voiced frames",
@@ -65,7 +75,7 @@ class Pitch(Dimension):
     words: ClassVar[dict[str, str]] = {"score": "Hz", "change": "semitones", "svd": "% of Hz"}
     threshold_field: ClassVar[str] = "pitch_st"
     default_threshold: ClassVar[float] = 1.0
-    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "praat_unvoiced")
+    flags: ClassVar[tuple[str, ...]] = ("f0_octave_suspect", "f0_near_ceiling", "praat_unvoiced")
     blocking: ClassVar[tuple[str, ...]] = F0_BLOCKING
     threshold_help: ClassVar[str] = "pitch threshold in semitones"
     step: ClassVar[tuple[str, float]] = ("pitch_st", 2.0)
@@ -78,10 +88,14 @@ class Pitch(Dimension):
     caption_zh: ClassVar[tuple[str, str, str]] = ("音高", "高", "低")
     order: ClassVar[int] = 0
     caption_prompt: ClassVar[str] = "pitch (how high or low the voice is)"
-    settings: ClassVar[Mapping[str, Any]] = {"pitch_stat": "weighted_mean"}
+    settings: ClassVar[Mapping[str, Any]] = {"pitch_stat": "agreed_mean"}
 
     def extractor(self, cfg: Any) -> str:
-        return f"F0 on 5 ms frames (pyworld dio+stonemask, Praat, SwiftF0), {STAT_WORDS[cfg.measure.pitch_stat]}"
+        m = cfg.measure
+        return (
+            f"F0 on 5 ms frames (pyworld dio+stonemask, Praat, SwiftF0; {m.f0_floor:g}-"
+            f"{m.f0_ceil:g} Hz), {STAT_WORDS[m.pitch_stat]}"
+        )
 
     def change(self, a: float, b: float) -> float:
         return 12.0 * math.log2(b / a)
@@ -145,7 +159,13 @@ class Pitch(Dimension):
             f0_mean_agreed=both.mean_hz, f0_mean_weighted=weighted, f0_median_agreed=both.median_hz
         )
         if raw is not None:
-            values["f0_pyworld_gap_st"] = 12.0 * float(np.log2(raw.mean_hz / weighted))
+            values["f0_pyworld_gap_st"] = 12.0 * float(np.log2(raw.mean_hz / both.mean_hz))
+        if frames.f0_ceil is not None:
+            values["f0_ceiling_share"] = pitch.ceiling_share(
+                agreed, frames.f0_ceil, NEAR_CEILING_ST
+            )
+            if values["f0_ceiling_share"] > NEAR_CEILING_SHARE:
+                flags.append("f0_near_ceiling")
         if span_s > 0:
             values["f0_voiced_span_share"] = min(1.0, both.voiced_frames * frame_s / span_s)
         values.update(f0_range_lo=lo, f0_range_hi=hi)

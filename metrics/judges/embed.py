@@ -203,12 +203,12 @@ class EmbeddingJudge:
         **kwargs: Any,
     ) -> None:
         if kwargs:
-            raise ValueError(
+            raise BadValue(
                 f"the offline judge takes no option(s) {sorted(kwargs)}; it takes model, threads"
             )
         self.model = model or "e5-small"
         if self.model not in CALIBRATED:
-            raise ValueError(
+            raise BadValue(
                 f"unknown offline judge model {self.model!r}; use one of {sorted(CALIBRATED)}"
             )
         try:

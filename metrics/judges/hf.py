@@ -42,6 +42,8 @@ class TransformersJudge(ChatJudge):
     """LLM judge run with ``transformers`` in this process."""
 
     name = "transformers"
+    #: the file a weights folder holds (``--judge-model`` is looked up before any work)
+    weights_marker = "config.json"
 
     @shared_options
     def __init__(

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from stylebench.errors import MissingFile
 from stylebench.metrics.judges.base import JudgeRequest, Verdict
+from stylebench.paths import named_file
 
 PROMPT_VERSION = "v1"
 LANGUAGE_NAMES = {"en": "English", "zh": "Mandarin Chinese"}
@@ -147,9 +148,7 @@ def load_prompts(
             text = builtin.read_text("utf-8")
             out[kind] = parse_prompt(text, kind, name, f"builtin:{name}")
             continue
-        p = Path(path)
-        if not p.is_file():
-            raise FileNotFoundError(f"judge prompt file {p} does not exist (needed for {kind})")
+        p = named_file(path, f"judge prompt file ({kind})")
         out[kind] = parse_prompt(p.read_text(encoding="utf-8"), kind, p.name, str(p))
     return PromptSet(out["srd"], out["mrd"])
 

@@ -44,6 +44,8 @@ class VLLMJudge(ChatJudge):
     """LLM judge run by vLLM in this process."""
 
     name = "vllm"
+    #: the file a weights folder holds (``--judge-model`` is looked up before any work)
+    weights_marker = "config.json"
 
     @shared_options
     def __init__(

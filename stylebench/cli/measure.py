@@ -22,7 +22,10 @@ from stylebench.cli.rows import (
 )
 from stylebench.records import LANGS
 
-HELP = "measure audio files: pitch, loudness, speaking rate, speech quality, speech span, transcript, flags"
+HELP = (
+    "measure audio files: pitch, RMS volume, speaking rate, speech quality, speech span, "
+    "transcript, flags (--loudness: integrated loudness, LUFS)"
+)
 #: the transcript as the table shows it
 TRANSCRIPT_CHARS = 40
 
@@ -52,11 +55,29 @@ def params() -> list[Any]:
             help="files measured at once, one process each (default 1)",
         ),
         option("--config", help="TOML or JSON file of settings (CLI flags win)"),
-        *config_options("score", MEASURE_SECTIONS),
+        *setting_options(MEASURE_SECTIONS),
     ]
 
 
-def table_columns() -> list[tuple[str, Any]]:
+def setting_options(sections: tuple[str, ...]) -> list[Any]:
+    """The run settings that apply to files (``measure``, ``pairs``): those of ``sections``
+    that files can use, and the length guard ``--max-reply-s``."""
+    from stylebench.commands.files import IGNORED, RUN_SETTINGS
+
+    own = [o for o in config_options("score", sections) if o.name not in IGNORED]
+    return own + [o for o in config_options("run") if o.name in RUN_SETTINGS]
+
+
+def given_settings(args: Args) -> dict[str, Any]:
+    """The settings of :func:`setting_options` given on the command line, by field name."""
+    from stylebench.commands.files import RUN_SETTINGS
+
+    run = {k: v for k, v in overrides(args, "run").items() if k in RUN_SETTINGS}
+    return {**overrides(args, "score"), **run}
+
+
+def table_columns(loudness: bool = False) -> list[tuple[str, Any]]:
+    """The table's columns; ``loudness`` adds the integrated loudness (``--loudness``)."""
     from stylebench.commands.files import file_dims
     from stylebench.metrics.dims.base import dimension
 
@@ -68,7 +89,9 @@ def table_columns() -> list[tuple[str, Any]]:
     ]
     for d in file_dims():
         if d == "volume":
-            cols.append(("volume dBFS", lambda r: num(r["volume_dbfs"], 1)))
+            cols.append(("RMS volume dBFS", lambda r: num(r["volume_dbfs"], 1)))
+            if loudness:
+                cols.append(("loudness LUFS", lambda r: num(r["loudness_lufs"], 1)))
             continue
         unit = {"pitch": "Hz", "speed": "syl/min"}.get(d, dimension(d).unit)
         cols.append((f"{d} {unit}", lambda r, d=d: num(r[d], 1)))
@@ -138,7 +161,7 @@ def main(args: Args) -> int:
     fmt = chosen_format(args.format, args.out)
     rows = measure_rows(
         list(args.files),
-        overrides(args, "score"),
+        given_settings(args),
         config_file=args.config,
         lang=args.lang,
         jobs=args.jobs,
@@ -149,7 +172,10 @@ def main(args: Args) -> int:
     elif fmt == "json":
         text = json_text(rows)
     else:
-        text = text_table(table_columns(), rows) + "\n" + summary(rows)
+        loud = bool(given_settings(args).get("loudness")) or any(
+            r["loudness_lufs"] is not None for r in rows
+        )
+        text = text_table(table_columns(loud), rows) + "\n" + summary(rows)
     emit(text, args.out, "measurements")
     if fmt != "table" or args.out:
         sys.stderr.write(summary(rows))

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from stylebench.cli.common import Args, argument, config_options, option, overrides
+from stylebench.cli.common import Args, argument, option
+from stylebench.cli.measure import given_settings, setting_options
 from stylebench.cli.rows import (
     chosen_format,
     counts_line,
@@ -57,7 +58,7 @@ def params() -> list[Any]:
         option("--jobs", type=int, default=1, help="pairs measured at once, one process each"),
         option("--seed", type=int, default=0, help="bootstrap seed (default 0)"),
         option("--config", help="TOML or JSON file of settings (CLI flags win)"),
-        *config_options("score", PAIR_SECTIONS),
+        *setting_options(PAIR_SECTIONS),
     ]
 
 
@@ -96,18 +97,25 @@ PAIR_TABLE = [
     ("moved", lambda r: {True: "yes", False: "no", None: "-"}[r["moved"]]),
     ("unscored", lambda r: r["unscored"] or "-"),
 ]
+#: with --loudness: b's integrated loudness change from a, before the outcome columns
+LOUDNESS_CELL = ("loudness LU", lambda r: num(r["loudness_change_lu"], 2))
 
 
 def table(
-    pools: list[dict[str, Any]], pairs: list[dict[str, Any]] | None, unscored: dict[str, int]
+    pools: list[dict[str, Any]],
+    pairs: list[dict[str, Any]] | None,
+    unscored: dict[str, int],
+    loudness: bool = False,
 ) -> str:
-    """The pools (by group, then each dim over all), the pairs if asked, what is unscored."""
+    """The pools (by group, then each dim over all), the pairs if asked (with ``loudness``, each
+    pair's LU change), what is unscored."""
     groups = [r for r in pools if r["scope"] == "group"]
     dims = [r for r in pools if r["scope"] == "dim"]
     text = "per group\n" + text_table(POOL_COLUMNS, groups)
     text += "\nper dim, every group and direction\n" + text_table(POOL_COLUMNS, dims)
     if pairs is not None:
-        text += "\nper pair\n" + text_table(PAIR_TABLE, pairs)
+        cols = PAIR_TABLE[:-2] + [LOUDNESS_CELL] + PAIR_TABLE[-2:] if loudness else PAIR_TABLE
+        text += "\nper pair\n" + text_table(cols, pairs)
     n = sum(r["n"] for r in dims)
     k = sum(unscored.values())
     text += (
@@ -131,6 +139,12 @@ def main(args: Args) -> int:
     )
 
     fmt = chosen_format(args.format, args.out)
+    loudness = bool(given_settings(args).get("loudness"))
+    if loudness and not (args.per_pair or args.per_pair_out):
+        raise BadValue(
+            "--loudness gives each pair's integrated loudness change (LU), a per-pair value: add "
+            "--per-pair or --per-pair-out FILE"
+        )
     if args.per_pair and fmt == "csv":
         raise BadValue(
             "--per-pair with CSV output: one CSV holds one table; pass --per-pair-out FILE for "
@@ -139,7 +153,7 @@ def main(args: Args) -> int:
     pairs = read_pairs_csv(args.pairs_csv, lang=args.lang, allow_outside=args.allow_outside)
     scored = run_pairs(
         pairs,
-        overrides(args, "score"),
+        given_settings(args),
         config_file=args.config,
         jobs=args.jobs,
         progress=not args.no_progress,
@@ -155,7 +169,7 @@ def main(args: Args) -> int:
         data["unscored"] = unscored
         text = json_text(data)
     else:
-        text = table(pools, rows if args.per_pair else None, unscored)
+        text = table(pools, rows if args.per_pair else None, unscored, loudness)
     if args.per_pair_out:
         is_json = args.per_pair_out.lower().endswith(".json")
         emit(

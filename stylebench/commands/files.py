@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stylebench.config import RunConfig, resolve_config, section_of
+from stylebench.config import RunConfig, refuse_ignored, resolve_config, section_of
 from stylebench.errors import BadValue
-from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension, in_order
+from stylebench.metrics.asr.offline import check_asr_model
+from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension, in_order, plain
 from stylebench.pipeline.blobs import Blob
 from stylebench.pipeline.score_config import score_context, thresholds_of
-from stylebench.records import LANGS, FeatureRecord, TranscriptRecord, error_record
+from stylebench.records import FEATURES, LANGS, FeatureRecord, TranscriptRecord, error_record
 from stylebench.scoring.cells import Thresholds
 from stylebench.stages.measure import FeatureConfig
 from stylebench.stages.registry import feature_config
@@ -35,6 +36,11 @@ from stylebench.stages.transcribe import AsrSpec, TranscribeJob, TranscribeStage
 #: the config sections whose settings apply to measuring files, and to scoring pairs of them
 MEASURE_SECTIONS = ("measure",)
 PAIR_SECTIONS = ("measure", "score")
+#: the run settings that mean the same for files: the length guard a reply gets
+RUN_SETTINGS = ("max_reply_s",)
+#: settings of those sections that files cannot use: a file has no text channel to compare its
+#: transcript with
+IGNORED = ("transcript_max_error",)
 #: a speed reason for files measured without ASR (the run's words say only "not measured")
 NO_ASR = "no transcript (--asr none): the speed score counts a transcript's syllables"
 #: the stand-in fingerprint of records that are never stored
@@ -57,6 +63,11 @@ class FileSettings:
     #: ``None``: ``--asr none`` (speed unscored, with :data:`NO_ASR`)
     asr: AsrSpec | None
     n_boot: int
+    #: a longer file is not measured (``--max-reply-s``, as a run's replies)
+    max_seconds: float = RunConfig().max_reply_s
+    #: ``--loudness``: each file's integrated loudness (ITU-R BS.1770-4, LUFS), as the loudness
+    #: stage measures a run's replies
+    loudness: bool = False
 
     @staticmethod
     def of(cfg: RunConfig) -> FileSettings:
@@ -64,7 +75,13 @@ class FileSettings:
         m = cfg.measure
         asr = None if m.asr == "none" else AsrSpec(m.asr, m.asr_model, cfg.executor.asr_device)
         return FileSettings(
-            feature_config(cfg), score_context(cfg), thresholds_of(cfg), asr, cfg.score.n_boot
+            feature_config(cfg),
+            score_context(cfg),
+            thresholds_of(cfg),
+            asr,
+            cfg.score.n_boot,
+            cfg.max_reply_s,
+            m.loudness,
         )
 
 
@@ -77,19 +94,23 @@ def settings_config(
     ``pitch_st=2.0``), over a config file, over the defaults.
 
     Raises:
-        BadValue: a setting outside ``sections`` (a judge or model setting means nothing to
-            files), or a bad value.
+        BadValue: a setting outside ``sections`` and :data:`RUN_SETTINGS` (a judge or model
+            setting means nothing to files), one files would ignore (:data:`IGNORED`), or a
+            bad value.
     """
     where = section_of()
     foreign = sorted(
-        k for k, v in settings.items() if v is not None and where.get(k) not in sections
+        k
+        for k, v in settings.items()
+        if v is not None and where.get(k) not in sections and k not in RUN_SETTINGS
     )
     if foreign:
-        known = sorted(k for k, s in where.items() if s in sections)
+        known = sorted(k for k, s in where.items() if s in sections) + list(RUN_SETTINGS)
         raise BadValue(
             f"settings {', '.join(foreign)} do not apply here; the {'/'.join(sections)} settings "
             f"do: {', '.join(known)}"
         )
+    refuse_ignored(settings, IGNORED, "measuring files")
     return resolve_config(dict(settings), config_file)
 
 
@@ -111,6 +132,9 @@ class FileMeasurement:
     scores: Mapping[str, float]
     unscored: Mapping[str, str]
     flags: tuple[str, ...]
+    #: integrated loudness in LUFS with ``--loudness`` (``None``: not asked, or no 400 ms block
+    #: above -70 LUFS)
+    lufs: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -142,6 +166,8 @@ class _Job:
     lang: str
     features: FeatureConfig
     asr: AsrSpec | None
+    max_seconds: float
+    loudness: bool = False
 
 
 @functools.cache
@@ -150,11 +176,13 @@ def _asr(spec: AsrSpec) -> Any:
     return spec()
 
 
-def _records(job: _Job) -> list[tuple[TranscriptRecord | None, FeatureRecord]]:
-    """The transcript and feature records of a job's files, as the stages would make them."""
+def _records(job: _Job) -> list[tuple[TranscriptRecord | None, FeatureRecord, float | None]]:
+    """The transcript and feature records of a job's files, as the stages would make them, and
+    with ``--loudness`` each measured file's integrated loudness (the loudness stage's measure)."""
     from stylebench.stages.features import FeaturesJob
 
-    blobs = {k: Blob.of(p) for k, p in enumerate(job.paths, start=1)}
+    too_long = _too_long(job)
+    blobs = {k: Blob.of(p) for k, p in enumerate(job.paths, start=1) if k not in too_long}
     transcripts: dict[int, TranscriptRecord] = {}
     if job.asr is not None:
         for k, blob in blobs.items():
@@ -175,24 +203,55 @@ def _records(job: _Job) -> list[tuple[TranscriptRecord | None, FeatureRecord]]:
         turns,
         job.features,
     )
-    by_turn = {r.turn: r for r in feats.run(None)}
-    return [(transcripts.get(k), by_turn[k]) for k in turns]
+    by_turn = {r.turn: r for r in feats.run(None)} if blobs else {}
+    for k, why in too_long.items():
+        by_turn[k] = error_record(FEATURES, (job.sample_id, k), FP, why)
+    lufs: dict[int, float | None] = {}
+    if job.loudness:
+        from stylebench.audio import load_audio
+        from stylebench.metrics.loudness import integrated_loudness
+
+        for k in turns:
+            if by_turn[k].status == "ok":  # audio that loaded and was measured
+                lufs[k] = integrated_loudness(*load_audio(job.paths[k - 1]))
+    return [(transcripts.get(k), by_turn[k], lufs.get(k)) for k in range(1, len(job.paths) + 1)]
+
+
+def _too_long(job: _Job) -> dict[int, str]:
+    """The job's files longer than its length guard (:func:`~stylebench.audio.check_length`),
+    found from their headers before any is decoded or transcribed, with the reason as the
+    features stage words an :class:`~stylebench.audio.AudioError`."""
+    import soundfile as sf
+
+    from stylebench.audio import AudioError, check_length
+
+    out: dict[int, str] = {}
+    for k, path in enumerate(job.paths, start=1):
+        try:
+            check_length(sf.info(path).duration, job.max_seconds)
+        except AudioError as exc:
+            out[k] = f"AudioError: {Path(path).name}: {exc}"
+        except Exception:  # noqa: BLE001 - unreadable: load_audio gives the file its reason
+            continue
+    return out
 
 
 def _score(
-    job: _Job, records: list[tuple[TranscriptRecord | None, FeatureRecord]], ctx: ScoreContext
+    job: _Job,
+    records: list[tuple[TranscriptRecord | None, FeatureRecord, float | None]],
+    ctx: ScoreContext,
 ) -> SampleMeasurement:
     """Each dimension's ``turn_values`` over the sample's ok feature records."""
-    ok = {k: f for k, (_, f) in enumerate(records, start=1) if f.status == "ok"}
+    ok = {k: f for k, (_, f, _) in enumerate(records, start=1) if f.status == "ok"}
     values: dict[str, TurnValues] = {}
     extra: dict[str, tuple[str, ...]] = {}
     for name in file_dims():
         values[name], extra[name] = dimension(name).gated_turn_values(None, ok, ctx)
     files = []
-    for k, (tr, feat) in enumerate(records, start=1):
+    for k, (tr, feat, lufs) in enumerate(records, start=1):
         scores, unscored = {}, {}
         for name in file_dims():
-            v = values[name].get(k)
+            v = plain(values[name].get(k))
             if feat.status != "ok":
                 unscored[name] = f"features: {feat.error}"
             elif isinstance(v, str) or v is None:
@@ -204,7 +263,9 @@ def _score(
                 scores[name] = float(v)
         sample_flags = [f for name in scores for f in extra[name]]
         flags = tuple(dict.fromkeys([*feat.flags, *sample_flags]))
-        files.append(FileMeasurement(job.paths[k - 1], job.lang, tr, feat, scores, unscored, flags))
+        files.append(
+            FileMeasurement(job.paths[k - 1], job.lang, tr, feat, scores, unscored, flags, lufs)
+        )
     return SampleMeasurement(tuple(files), values, extra)
 
 
@@ -219,8 +280,10 @@ def measure_samples(
 ) -> list[SampleMeasurement]:
     """Measure each ``(sample id, files, lang)`` as one sample; results in the given order.
 
-    ``jobs`` > 1 measures samples in that many processes (each builds its own ASR). The ASR is
-    built here first, so a missing extra or model fails once, before any file is read.
+    ``jobs`` > 1 measures samples in that many processes (each builds its own ASR). The ASR model
+    is looked up (:func:`~stylebench.metrics.asr.offline.check_asr_model`, as a run's is) and
+    built here first, so a missing extra or model fails once, before any file is read. A file
+    longer than ``settings.max_seconds`` is an error row, found before it is decoded.
 
     Raises:
         BadValue: a language other than en/zh, or ``jobs`` < 1. MissingExtra: the ASR's extra.
@@ -230,10 +293,19 @@ def measure_samples(
     for _, _, lang in samples:
         if lang not in LANGS:
             raise BadValue(f"language {lang!r} is not one of {', '.join(LANGS)}")
-    if settings.asr is not None:
+    if settings.asr is not None:  # the model looked up (as a run's is), then built once
+        check_asr_model(settings.asr.backend, settings.asr.model)
         _asr(settings.asr)
     todo = [
-        _Job(sid, tuple(str(p) for p in paths), lang, settings.features, settings.asr)
+        _Job(
+            sid,
+            tuple(str(p) for p in paths),
+            lang,
+            settings.features,
+            settings.asr,
+            settings.max_seconds,
+            settings.loudness,
+        )
         for sid, paths, lang in samples
     ]
     from tqdm import tqdm
@@ -302,6 +374,7 @@ ROW_HEAD = (
 )
 ROW_TAIL = (
     "volume_dbfs",
+    "loudness_lufs",
     "syllables",
     "dnsmos_sig",
     "dnsmos_bak",
@@ -336,6 +409,7 @@ def measurement_row(m: FileMeasurement) -> dict[str, Any]:
     }
     row.update({d: m.scores.get(d) for d in file_dims()})
     row["volume_dbfs"] = v.get("rms_gated_dbfs") if "volume" in m.scores else None
+    row["loudness_lufs"] = None if m.lufs is None else round(m.lufs, 3)
     row["syllables"] = v.get("syllables")
     # speech quality (DNSMOS P.835, 1-5): a measured value; None where it was not measured
     row.update({k: v.get(k) for k in ("dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl")})

@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from stylebench.atomic import write_bytes
-from stylebench.audio import MAX_SR, MIN_SR, AudioError, load_audio, sha256_file, wav_truncation
+from stylebench.audio import (
+    MAX_SR,
+    MIN_SR,
+    AudioError,
+    check_length,
+    load_audio,
+    sha256_file,
+    wav_truncation,
+)
 from stylebench.commands.reply_folder import ReplyFolder, TurnFiles, scan
 from stylebench.config import RunConfig
 from stylebench.errors import BadValue
@@ -148,7 +156,7 @@ def reply_wav(path: Path, limits: ReplyLimits) -> tuple[bytes, int]:
     """
     import soundfile as sf
 
-    # what a saved file can get wrong, said for a file (load_audio speaks of a model's reply)
+    # what a saved reply can get wrong, each with what to do about it
     if path.stat().st_size == 0:
         raise AudioError("empty file (0 bytes)")
     if why := wav_truncation(path):
@@ -161,12 +169,8 @@ def reply_wav(path: Path, limits: ReplyLimits) -> tuple[bytes, int]:
         ) from None
     if not MIN_SR <= info.samplerate <= MAX_SR:
         raise AudioError(f"sample rate {info.samplerate} Hz is outside [{MIN_SR}, {MAX_SR}] Hz")
-    wave, sr = load_audio(path)  # NaN, too short, silent
-    seconds = wave.size / sr
-    if seconds > limits.max_seconds:
-        raise AudioError(
-            f"reply audio lasts {seconds:.0f} s, over the limit of {limits.max_seconds:g} s (--max-reply-s)"
-        )
+    check_length(info.duration, limits.max_seconds)  # before a long file is decoded
+    load_audio(path)  # NaN, too short, silent
     if info.format in WAV_FORMATS:
         return path.read_bytes(), int(info.samplerate)
     subtype = info.subtype if info.subtype in PCM_SUBTYPES else "PCM_24"
@@ -329,15 +333,22 @@ def import_replies(
     from stylebench.commands.scored import score_run
     from stylebench.executors.base import make_executor
     from stylebench.pipeline.stage import run_stage
+    from stylebench.stages.registry import check_models
     from stylebench.stages.runner import measure
 
     check_name(cfg.model)
     if (proot := persistence_root(cfg)) is not None:  # both dialogues of every sample
-        from stylebench.commands.persistence import select
+        from stylebench.commands.persistence import (
+            check_persistence_models,
+            refuse_unread,
+            select,
+        )
         from stylebench.dialogues.persistence import arms_of, load_persistence_set
 
+        refuse_unread(cfg)
         sel = select(cfg, proot)
         samples: list[Sample] = list(sel.arms)
+        check_persistence_models(cfg, sel.arms)
         set_root, checksum = proot, sel.checksum
         every, _ = load_persistence_set(proot, check_audio=False)
         samples_all: list[Sample] = [a for s in every for a in arms_of(s)]
@@ -345,6 +356,7 @@ def import_replies(
         sel = None
         samples_all, set_root, checksum = load_dialogues(cfg)
         samples = select_samples(samples_all, cfg)
+        check_models(cfg, samples)
     folder = scan(folder_path, samples_all)
     if not any((folder.root / s.id).is_dir() for s in samples):
         raise BadValue(nothing_selected(folder.root, samples, samples_all, cfg))

@@ -33,10 +33,17 @@ from stylebench.commands.files import (
     file_dims,
     measure_samples,
 )
-from stylebench.errors import BadValue, MissingFile
+from stylebench.errors import BadValue
 from stylebench.metrics.dims.base import dimension
+from stylebench.paths import named_file
 from stylebench.records import DIMS, DIRECTIONS, LANGS
-from stylebench.scoring.cells import TurnScore, is_valid, perceptual_change, relative_change
+from stylebench.scoring.cells import (
+    TurnScore,
+    is_valid,
+    pair_values,
+    perceptual_change,
+    relative_change,
+)
 from stylebench.scoring.pairs import PairCell, pair_cells
 from stylebench.scoring.turns import turn_score
 
@@ -172,9 +179,7 @@ def read_pairs_csv(
     Raises:
         MissingFile: no such file. BadValue: a table :func:`parse_pairs` refuses, or not CSV.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise MissingFile(f"pairs file {p} does not exist")
+    p = named_file(path, "pairs file")
     try:
         with open(p, newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
@@ -237,13 +242,12 @@ def score_pairs(
         ta = turn_score(p, 1, fa.features, values, extra, p.group)
         tb = turn_score(p, 2, fb.features, values, extra, p.group)
         scores += [ta, tb]
-        if ta.value is None or tb.value is None:
-            side, bad = ("a", ta) if ta.value is None else ("b", tb)
-            results.append(
-                PairResult(p, fa, fb, (ta, tb), None, None, None, f"{side}: {bad.error}")
-            )
+        got = pair_values(ta, tb)
+        if isinstance(got, str):
+            side = "a" if ta.value is None else "b"
+            results.append(PairResult(p, fa, fb, (ta, tb), None, None, None, f"{side}: {got}"))
             continue
-        a, b = ta.value, tb.value
+        a, b = got
         results.append(
             PairResult(
                 p,
@@ -277,6 +281,9 @@ PAIR_COLUMNS = (
     "threshold",
     "moved",
     "unscored",
+    "loudness_a_lufs",
+    "loudness_b_lufs",
+    "loudness_change_lu",
     "flags_a",
     "flags_b",
 )
@@ -303,9 +310,20 @@ def pair_row(r: PairResult, settings: FileSettings) -> dict[str, Any]:
         "threshold": settings.thresholds.for_dim(p.dim),
         "moved": r.moved,
         "unscored": r.reason,
+        # --loudness: each file's integrated loudness and b's change from a (LU), whatever dim
+        # the pair asks about; None when not asked or not measurable
+        "loudness_a_lufs": _lufs(r.a.lufs),
+        "loudness_b_lufs": _lufs(r.b.lufs),
+        "loudness_change_lu": (
+            None if r.a.lufs is None or r.b.lufs is None else round(r.b.lufs - r.a.lufs, 3)
+        ),
         "flags_a": list(r.a.flags),
         "flags_b": list(r.b.flags),
     }
+
+
+def _lufs(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
 
 
 CELL_COLUMNS = (

@@ -13,17 +13,47 @@ two never collide. The judge asks SRD on every turn. Scores are
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from stylebench.config import RunConfig
+from stylebench.caption_config import CaptionConfig
+from stylebench.config import EmotionConfig, RunConfig, refuse_ignored
 from stylebench.dialogues.persistence import PersistenceArm, PersistenceSample, arms_of
 from stylebench.errors import BadValue
 from stylebench.records import FEATURES, JUDGEMENTS, RESPONSES, JudgeRecord, Key, RunRecords
 
 #: the stages after respond a persistence run uses (probe and captions are StyleBench's)
 PERSISTENCE_STAGES = ("transcribe", "features", "judge")
+#: the settings a persistence run would ignore, so refused when set: those of the stages it does
+#: not have (the emotion probe, captions, loudness) and of the MRD verdict (its judge asks SRD on
+#: every turn, never MRD)
+PERSISTENCE_IGNORED = (
+    *(f.name for f in fields(EmotionConfig)),
+    *(f.name for f in fields(CaptionConfig)),
+    "loudness",
+    "filter_mrd",
+    "mrd_threshold",
+)
+
+
+def refuse_unread(cfg: RunConfig) -> None:
+    """No setting a persistence run would ignore (:data:`PERSISTENCE_IGNORED`); checked first,
+    before the set is read."""
+    refuse_ignored(
+        cfg.flat(),
+        PERSISTENCE_IGNORED,
+        "a persistence run (its stages are transcribe, features and an SRD judge on every turn)",
+    )
+
+
+def check_persistence_models(cfg: RunConfig, arms: Sequence[PersistenceArm]) -> None:
+    """Every model the persistence stages load, found before any work
+    (:func:`stylebench.stages.registry.check_models`)."""
+    from stylebench.stages.registry import check_models
+
+    check_models(cfg, arms, only=PERSISTENCE_STAGES)
 
 
 @dataclass(frozen=True)
@@ -154,7 +184,10 @@ def score_and_report(
     report = report_dict(
         meta,
         [ps.cell_dict(c) for c in cells],
-        [{"dim": d, "direction": r, "lang": lg, "turn": t} for (d, r, lg), t in half.items()],
+        [
+            {"dim": d, "direction": r, "lang": lg, "turn": t, "scored_to": last}
+            for (d, r, lg), (t, last) in half.items()
+        ],
         list(range(1, n_turns + 1)),
         summary,
         notes,
@@ -206,14 +239,11 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     from stylebench.stages.respond import ReplyLimits, RespondStage
     from stylebench.stages.runner import measure
 
-    if cfg.caption.captioner != "none" or cfg.emotion.emotion_probe != "none":
-        raise BadValue(
-            "a persistence run measures style by the acoustic features only; "
-            "--captioner and --emotion-probe are for StyleBench sets"
-        )
+    refuse_unread(cfg)
     if not (cfg.worker_python and ":" in cfg.model):
         MODELS[cfg.model]
     sel = select(cfg, root)
+    check_persistence_models(cfg, sel.arms)
     run_id = cfg.run_id or persistence_run_id(cfg, sel.checksum)
     store, fresh = prepare_run_folder(cfg, run_id, sel.checksum)
     with (
@@ -285,8 +315,11 @@ def rescore_persistence(
     store = RunStore(run_dir)
     manifest = read_run_manifest(store)
     cfg = stored_config(manifest, overrides)
+    refuse_unread(cfg)
     root = Path(manifest["dialogues"]["path"])
     sel = select(cfg, root)
+    if compute:
+        check_persistence_models(cfg, sel.arms)
     if sel.checksum != manifest["dialogues"]["checksum"]:
         raise BadValue(
             f"the persistence set {root} changed since this run was made; rebuild it or run again"

@@ -60,7 +60,8 @@ def dimension_run_notes(scored: ScoredRun) -> list[str]:
 
 
 def report(scored: ScoredRun) -> dict[str, Any]:
-    """Write the scored run's report.json/.md/.csv (and the plot) into its folder.
+    """Write the scored run's report.json/.md/.csv (and the plot), then its page report.html,
+    into its folder.
 
     The report's own blocks and notes, and every stage's (``StageSpec.report``), go in the order
     of their places (:mod:`stylebench.stages.outputs`)."""
@@ -122,7 +123,7 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         notes=tuple(n for group in placed(notes) for n in group),
         extra={k: v for block in placed(blocks) for k, v in block.items()},
     )
-    return write_reports(
+    written = write_reports(
         scored.root,
         meta,
         scored.cells,
@@ -130,6 +131,10 @@ def report(scored: ScoredRun) -> dict[str, Any]:
         exclude=scored.exclude,
         sections=report_sections(),
     )
+    from stylebench.commands.report_page import write_report_page
+
+    write_report_page(written, scored, report_sections())  # report.html, beside report.md
+    return written
 
 
 def dimension_notes(samples: Sequence[Sample], model: str) -> list[str]:

@@ -42,7 +42,7 @@ from stylebench.executors.base import make_executor
 from stylebench.pipeline.stage import run_stage
 from stylebench.pipeline.timings import Invocation
 from stylebench.records import Key, RespondRecord, Sample
-from stylebench.stages.registry import RESPOND
+from stylebench.stages.registry import RESPOND, check_models
 from stylebench.stages.respond import ReplyLimits, RespondStage
 from stylebench.stages.runner import measure
 from stylebench.store import RunStore
@@ -116,6 +116,7 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
         import_ray()  # without the extra: one line naming it, before the run folder exists
     samples_all, set_root, checksum = load_dialogues(cfg)
     samples = select_samples(samples_all, cfg, set_root)
+    check_models(cfg, samples)  # a model named by a path that is not there: before the folder
     store, fresh = prepare_run_folder(cfg, cfg.run_id or cfg.default_run_id(checksum), checksum)
     inv.store = store
     with (
@@ -284,6 +285,7 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
     setup = inv.start("setup")
     run = open_stored(run_dir, overrides)
     store, cfg, samples = run.store, run.cfg, run.samples
+    check_models(cfg, samples)
     inv.store = store
     with store.lock("stylebench score"):
         identity = stored_identity(run.manifest)

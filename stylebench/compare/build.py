@@ -7,7 +7,7 @@ result does not depend on the order the runs were given in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +100,21 @@ def _summary(run: RunData, cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     }
 
 
+def change_table(runs: Sequence[RunData], shared: Collection[str]) -> list[dict[str, Any]]:
+    """``tables.change``: each model's mean change from turn 1 per (dim, direction, lang) and
+    turn over the shared samples, as its trajectory plot draws it
+    (:func:`stylebench.report.plots.change_rows`); what the comparison's change figures show."""
+    from stylebench.report.plots import change_rows
+
+    return [
+        {"model": r.label, **row}
+        for r in runs
+        for row in change_rows(
+            [t for t in r.scored.turn_scores if t.sample_id in shared], r.scored.exclude
+        )
+    ]
+
+
 def compare_runs(
     runs: Sequence[RunData],
     *,
@@ -158,7 +173,10 @@ def compare_runs(
             ),
         ),
         "cells": blocks,
-        "tables": paper_tables(runs, per_run_out, shared, boot),
+        "tables": {
+            **paper_tables(runs, per_run_out, shared, boot),
+            "change": change_table(runs, shared),
+        },
         "notes": list(notes),
     }
     return with_stage_tables(own, runs, frozenset(shared), boot)

@@ -65,14 +65,25 @@ def write_comparison(
     *,
     embed_audio: bool = False,
 ) -> tuple[str, Path]:
-    """Write compare.json/.md/.html and the leaderboard into ``out`` (default: beside the first
-    run, :func:`default_out`); ``(markdown, folder)``."""
-    md = render_md(result)
-    folder = Path(out) if out else default_out(runs)
+    """Write compare.json/.md/.html, the leaderboard, the figures (``figures/``, drawn once for
+    both pages) and the cells' sample pages into ``out`` (default: beside the first run,
+    :func:`default_out`); ``(markdown, folder)``."""
+    from stylebench.compare.figures import (
+        draw_or_say_why,
+        figures_html,
+        figures_md,
+        write_figures,
+    )
     from stylebench.compare.html import render_html
+    from stylebench.compare.sample_pages import sample_pages, write_pages
 
-    html = render_html(result, runs, folder, embed_audio=embed_audio)
+    figures, why = draw_or_say_why(result)
+    md = render_md(result, figures_md(figures, why))
+    folder = Path(out) if out else default_out(runs)
+    html = render_html(result, runs, folder, figures=figures_html(figures, why))
     write_files(folder, result, md, html)
+    write_figures(folder, figures)
+    write_pages(folder, sample_pages(result, runs, folder, embed_audio=embed_audio))
     return md, folder
 
 

@@ -42,7 +42,7 @@ COLUMNS = (
     *PROVENANCE,
 )
 #: the style numbers of a cell, left empty for a model not carried forward (not eligible)
-STYLE_COLUMNS = ("vsp", "vsp_ci", "svd", "svd_ci")
+STYLE_COLUMNS = ("vsp", "vsp_ci", "vsp_direction", "vsp_direction_ci", "svd", "svd_ci")
 
 
 def leaderboard_rows(result: dict[str, Any]) -> list[dict[str, Any]]:

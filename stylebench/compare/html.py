@@ -2,33 +2,27 @@
 
 Every piece of text is escaped with :func:`html.escape` when the page is made (model replies and
 transcripts are untrusted); the only script sorts tables by the ``data-v`` values of their cells
-and never writes markup. Plots are embedded PNGs; audio is linked by relative path into the run
-folders, or embedded as base64 with ``embed_audio``. The Content-Security-Policy allows nothing
-from the network.
+and never writes markup. Plots are embedded PNGs. A cell's samples, with their audio, are a page
+of their own that the cell's value links to (:mod:`stylebench.compare.sample_pages`), so the page
+stays small at any scale. The Content-Security-Policy allows nothing from the network.
 """
 
 from __future__ import annotations
 
 import base64
-import os
 import tempfile
-import urllib.parse
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from stylebench.compare.html_parts import SCRIPT, STYLE, sample_section
+from stylebench.compare.html_parts import CSP, SCRIPT, STYLE
 from stylebench.compare.load import RunData
 from stylebench.compare.md import NOT_CARRIED, not_carried_note, stage_table
+from stylebench.compare.sample_pages import cell_name, page_name
 from stylebench.report.html_table import ELIGIBLE_TEXT, html_num, table
 from stylebench.stages import registry
 from stylebench.stages.outputs import COMPARE_SHOWN_AT, placed
-
-CSP = (
-    "default-src 'none'; img-src data:; media-src data: file:; "
-    "style-src 'unsafe-inline'; script-src 'unsafe-inline'"
-)
 
 
 def _plot(run: RunData) -> str:
@@ -53,29 +47,18 @@ def _plot(run: RunData) -> str:
     return f'<img alt="trajectories of {escape(run.label)}" src="data:image/png;base64,{data}">'
 
 
-def _audio_src(run: RunData, rel: str, out: Path, embed: bool) -> str | None:
-    path = run.root / rel
-    if not rel or not path.is_file():
-        return None
-    if embed:
-        return "data:audio/wav;base64," + base64.b64encode(path.read_bytes()).decode()
-    return urllib.parse.quote(os.path.relpath(path, out.resolve()).replace(os.sep, "/"))
-
-
-def _cell_name(b: dict[str, Any]) -> str:
-    return " ".join(x for x in (b["dim"], b["direction"], b["lang"], b["pair"], b["group"]) if x)
-
-
 def render_html(
-    result: dict[str, Any], runs: Sequence[RunData], out: Path, *, embed_audio: bool = False
+    result: dict[str, Any], runs: Sequence[RunData], out: Path, *, figures: Sequence[str] = ()
 ) -> str:
-    """The page for ``result`` (from :func:`stylebench.compare.build.compare_runs`) of ``runs``."""
-    from stylebench.compare.build import shared_samples
+    """The page for ``result`` (from :func:`stylebench.compare.build.compare_runs`) of ``runs``,
+    to be written into the folder ``out``: its links to the cells' sample pages are relative to
+    it (:func:`stylebench.compare.sample_pages.sample_pages` makes them). ``figures`` are its
+    figure section's HTML (:func:`stylebench.compare.figures.figures_html`), shown after the
+    leaderboard."""
+    from stylebench.compare.build import unique_labels
 
-    common = shared_samples(runs)  # what compare_runs started from: the same labels and samples
-    by_label = {r.label: r for r in common.runs}
+    by_label = {r.label: r for r in unique_labels(runs)}  # the labels compare_runs gave them
     models = result["models"]
-    per_out = common.outcomes
     parts = [
         f"<h1>stylebench comparison</h1><p>{result['n_shared']} shared samples; "
         f"calibration rows: {escape(', '.join(result['calibration']) or 'none')}; bootstrap "
@@ -107,6 +90,7 @@ def render_html(
     )
     t = result["tables"]
     shown: list[tuple[int, list[str]]] = [(COMPARE_SHOWN_AT["leaderboard"], parts)]
+    shown.append((COMPARE_SHOWN_AT["figures"], list(figures)))
     parts = []
     if t["emotion"]:
         parts.append(
@@ -133,13 +117,22 @@ def render_html(
         "<h2>VSP and SVD per dim and turn pair (Table 4)</h2>"
         + table(
             "dims",
-            ("model", "dim", "pair", "VSP % [CI]", "SVD % [CI]", "n ok / n"),
+            (
+                "model",
+                "dim",
+                "pair",
+                "VSP % [CI]",
+                "direction-only % [CI]",
+                "SVD % [CI]",
+                "n ok / n",
+            ),
             [
                 [
                     (r["model"], r["model"]),
                     (r["dim"] + (" (prosodic)" if r["source"] == "prosodic" else ""), r["dim"]),
                     (r["pair"], r["pair"]),
                     (html_num(r["vsp"], r["vsp_ci"]), r["vsp"]),
+                    (html_num(r["vsp_direction"], r["vsp_direction_ci"]), r["vsp_direction"]),
                     (html_num(r["svd"], r["svd_ci"], 2), r["svd"]),
                     (f"{r['n_ok']}/{r['n']}", r["n_ok"]),
                 ]
@@ -170,37 +163,25 @@ def render_html(
     )
     shown.append((COMPARE_SHOWN_AT["retention"], parts))
     parts = []
-    rows, sections, tests = [], [], []
+    rows, tests = [], []
     for i, b in enumerate(result["cells"]):
-        row: list[tuple[str, Any] | tuple[str, Any, str]] = [(_cell_name(b), _cell_name(b))]
+        row: list[tuple[str, Any] | tuple[str, Any, str]] = [(cell_name(b), cell_name(b))]
         for j, m in enumerate(models):
             c = b["models"].get(m)
             if c is None:
                 row.append(("–", None))
                 continue
-            anchor = f"s-{i}-{j}"
             row.append(
                 (
-                    f"{html_num(c['vsp'], c['vsp_ci'])} · SVD {html_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}",
+                    f"{html_num(c['vsp'], c['vsp_ci'])} · dir {html_num(c['vsp_direction'])}"
+                    f" · SVD {html_num(c['svd'], None, 2)} · {c['n_ok']}/{c['n']}",
                     c["vsp"],
-                    anchor,
-                )
-            )
-            key = tuple(b[k] for k in ("dim", "direction", "lang", "pair", "group"))
-            sections.append(
-                sample_section(
-                    anchor,
-                    m,
-                    _cell_name(b),
-                    b,
-                    by_label[m],
-                    per_out[m].get(key, {}),
-                    lambda run, rel: _audio_src(run, rel, out, embed_audio),
+                    page_name(i, j),  # its samples: a page of their own (sample_pages.py)
                 )
             )
         rows.append(row)
         tests.append(
-            f"<details><summary>{escape(_cell_name(b))}: pairwise tests</summary>"
+            f"<details><summary>{escape(cell_name(b))}: pairwise tests</summary>"
             + table(
                 f"tests-{i}",
                 (
@@ -242,8 +223,8 @@ def render_html(
             + "</details>"
         )
     parts.append(
-        "<h2>Cells (VSP % [CI] · SVD % · n ok / n; click a value for its samples)</h2>"
-        + table("cells", ("cell", *models), rows)
+        "<h2>Cells (VSP % [CI] · direction-only % · SVD % · n ok / n; click a value for its"
+        " samples)</h2>" + table("cells", ("cell", *models), rows)
     )
     parts.append("<h2>Pairwise tests</h2>" + "".join(tests))
     parts.append(
@@ -292,7 +273,6 @@ def render_html(
             + "".join(f"<li>{escape(n)}</li>" for n in result["notes"])
             + "</ul>"
         )
-    parts.append("<h2>Samples</h2>" + "".join(sections))
     shown.append((COMPARE_SHOWN_AT["cells"], parts))
     for spec in registry.STAGES:  # each stage's tables, at their places
         for part in spec.compare:

@@ -1,5 +1,6 @@
-"""Pieces of the comparison page: a cell's samples with audio, style and script (its sortable
-tables: :mod:`stylebench.report.html_table`).
+"""Pieces of the comparison's pages: a cell's samples with audio (one page each:
+:mod:`stylebench.compare.sample_pages`), style and script (its sortable tables:
+:mod:`stylebench.report.html_table`).
 
 All text goes through :func:`html.escape`; ids are made here from counters, never from text.
 """
@@ -8,19 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from stylebench.records import TRANSCRIPTS
 
 if TYPE_CHECKING:
-    from stylebench.compare.load import RunData
+    from stylebench.commands.scored import ScoredRun
+
+
+class SampleRun(Protocol):
+    """What a cell's samples are read from: a run's scores (its replies and transcripts).
+    A comparison's ``RunData`` is one; so is a run's own page's view of its run."""
+
+    @property
+    def scored(self) -> ScoredRun: ...
+
+
+R = TypeVar("R", bound=SampleRun)
+
+#: the pages' Content-Security-Policy: nothing from the network; images inline, audio inline or
+#: from the local files beside the page
+CSP = (
+    "default-src 'none'; img-src data:; media-src data: file:; "
+    "style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+)
 
 STYLE = (
     "body{font-family:sans-serif;margin:1.5em;max-width:110em}table{border-collapse:collapse;"
     "margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;font-size:90%}"
     "th{cursor:pointer;background:#f3f3f3}.plots{display:flex;gap:1em;align-items:flex-start}"
-    "figure{margin:0;flex:1 1 0;min-width:0}img{width:100%}section{border-top:1px solid #999;margin-top:1em}"
-    "section:not(:target){display:none}.valid{color:#070}.invalid{color:#a00}"
+    "figure{margin:0;flex:1 1 0;min-width:0}img{width:100%}.valid{color:#070}.invalid{color:#a00}"
 )
 #: sorts a table by the clicked column's data-v values (numbers numerically, missing last)
 SCRIPT = """
@@ -48,20 +66,23 @@ document.querySelectorAll('table.sortable th').forEach(function (th, _) {
 
 
 def sample_section(
-    anchor: str,
     model: str,
     cell_name: str,
     block: dict[str, Any],
-    run: RunData,
+    run: R,
     rows: dict[str, Any],
-    audio_src: Callable[[RunData, str], str | None],
+    audio_src: Callable[[R, str], str | None],
+    anchor: str | None = None,
 ) -> str:
     """The samples of one model in one cell (``rows``: sample id -> its
     :class:`~stylebench.compare.samples.PairOutcome`): valid or not, the signed change, and each
-    turn's audio, text channel and transcript."""
+    turn's audio, text channel and transcript. With ``anchor``: a section of a longer page (a
+    run's report.html) with that id; without: the heading of a page of its own."""
     turns = [int(x) for x in block["pair"].split("-")]
+    title = f"{escape(model)} · {escape(cell_name)}"
+    head = f'<section id="{escape(anchor)}"><h3>{title}</h3>' if anchor else f"<h1>{title}</h1>"
     out = [
-        f'<section id="{escape(anchor)}"><h3>{escape(model)} · {escape(cell_name)}</h3><table><thead><tr>'
+        f"{head}<table><thead><tr>"
         "<th>sample</th><th>outcome</th><th>signed change</th>"
         + "".join(f"<th>turn {t}</th>" for t in turns)
         + "</tr></thead><tbody>"
@@ -101,5 +122,5 @@ def sample_section(
                 + "</td>"
             )
         out.append("<tr>" + "".join(tds) + "</tr>")
-    out.append("</tbody></table></section>")
+    out.append("</tbody></table>" + ("</section>" if anchor else ""))
     return "".join(out)

@@ -3,7 +3,7 @@ tables, and per cell each model's VSP with the pairwise tests."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stylebench.report.md_text import eligible_md, fmt_ci, md_escape, md_table
@@ -31,7 +31,9 @@ def not_carried_note(result: dict[str, Any]) -> str | None:
     )
 
 
-def render_md(result: dict[str, Any]) -> str:
+def render_md(result: dict[str, Any], figures: Sequence[str] = ()) -> str:
+    """The comparison as Markdown; ``figures`` are the lines of its figure section
+    (:func:`stylebench.compare.figures.figures_md`), shown after the leaderboard."""
     lines = ["# stylebench comparison", ""]
     lines += [
         f"{result['n_shared']} shared samples; models {', '.join(md_escape(m) for m in result['models'])}"
@@ -59,6 +61,7 @@ def render_md(result: dict[str, Any]) -> str:
         lines += ["", md_escape(note)]
     t = result["tables"]
     shown: list[tuple[int, list[str]]] = [(COMPARE_SHOWN_AT["leaderboard"], lines)]
+    shown.append((COMPARE_SHOWN_AT["figures"], list(figures)))
     lines = []
     if t["emotion"]:
         lines = ["", "## Emotion VSP per emotion and turn pair (Table 3)", ""]
@@ -79,13 +82,14 @@ def render_md(result: dict[str, Any]) -> str:
     shown.append((COMPARE_SHOWN_AT["emotion"], lines))
     lines = ["", "## VSP and SVD per dim and turn pair (Table 4)", ""]
     lines += md_table(
-        ("model", "dim", "pair", "VSP % [CI]", "SVD % [CI]", "n ok / n"),
+        ("model", "dim", "pair", "VSP % [CI]", "direction-only % [CI]", "SVD % [CI]", "n ok / n"),
         [
             (
                 md_escape(r["model"]),
                 r["dim"] + (" (prosodic)" if r["source"] == "prosodic" else ""),
                 r["pair"],
                 fmt_ci(r["vsp"], r["vsp_ci"]),
+                fmt_ci(r["vsp_direction"], r["vsp_direction_ci"]),
                 fmt_ci(r["svd"], r["svd_ci"]),
                 f"{r['n_ok']}/{r['n']}",
             )
@@ -117,11 +121,12 @@ def render_md(result: dict[str, Any]) -> str:
         )
         lines += [f"### {md_escape(name)}", ""]
         lines += md_table(
-            ("model", "VSP % [CI]", "SVD % [CI]", "n ok / n"),
+            ("model", "VSP % [CI]", "direction-only % [CI]", "SVD % [CI]", "n ok / n"),
             [
                 (
                     md_escape(m),
                     fmt_ci(c["vsp"], c["vsp_ci"]),
+                    fmt_ci(c["vsp_direction"], c["vsp_direction_ci"]),
                     fmt_ci(c["svd"], c["svd_ci"]),
                     f"{c['n_ok']}/{c['n']}",
                 )

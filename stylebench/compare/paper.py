@@ -5,12 +5,15 @@
 - ``emotion`` (Table 3): emotion VSP per emotion and turn pair, from the human listening test
   where the run has imported ratings (the kept raters' majority per sample and pair), else from
   the automatic probe, else from the prosodic index; each row names its ``source``.
-- ``dims`` (Table 4): VSP and SVD per dim and turn pair.
+- ``dims`` (Table 4): VSP, the direction-only rate ``vsp_direction`` and SVD per dim and turn
+  pair.
 - ``retention``: turn-3 retention, VSP over pair 2-3 against pair 1-2 on the samples ok in both
   ("style amnesia" when it drops): the paired difference with its bootstrap CI and McNemar.
 
 Pooled VSP = 100 x valid / ok over every sample of the dim (both directions, both languages);
-pooled SVD = mean |relative change| over the valid ones; CIs are percentile bootstraps.
+pooled ``vsp_direction`` = 100 x (ok samples whose change has the asked sign, any size) / ok
+(none from a listening test's majority, which has no sign); pooled SVD = mean |relative change|
+over the valid ones; CIs are percentile bootstraps.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from stylebench.compare.samples import PairOutcome, outcomes
 from stylebench.metrics.dims.base import dimension
 from stylebench.records import DIMS
 from stylebench.scoring.bootstrap import bootstrap_ci
+from stylebench.scoring.cells import direction_rate
 
 PAIR_NAMES = ("1-2", "2-3")
 
@@ -33,13 +37,17 @@ def _ci(ci: tuple[float, float] | None, nd: int = 2) -> list[float] | None:
 
 
 def pooled(rows: Sequence[PairOutcome], boot: dict[str, Any]) -> dict[str, Any]:
-    """VSP [CI] and SVD [CI] over outcomes pooled from several cells."""
+    """VSP [CI], the direction-only rate [CI] and SVD [CI] over outcomes pooled from several
+    cells."""
     ok = [r for r in rows if r.ok]
     ind = [100.0 if r.valid else 0.0 for r in ok]
     rel = [abs(r.relative) for r in ok if r.valid and r.relative is not None]
+    direction, direction_ci = direction_rate([r.moved for r in ok], boot)
     return {
         "vsp": round(sum(ind) / len(ind), 2) if ind else None,
         "vsp_ci": _ci(bootstrap_ci(ind, **boot)),
+        "vsp_direction": None if direction is None else round(direction, 2),
+        "vsp_direction_ci": _ci(direction_ci),
         "svd": round(sum(rel) / len(rel), 3) if rel else None,
         "svd_ci": _ci(bootstrap_ci(rel, **boot), 3),
         "n_ok": len(ok),
@@ -104,6 +112,7 @@ def _groups(
             stats = pooled(rows, boot)
             if source == "human":
                 stats["svd"] = stats["svd_ci"] = None  # a majority vote has no magnitude
+                stats["vsp_direction"] = stats["vsp_direction_ci"] = None  # nor a sign
             out.append(
                 {"model": run.label, "emotion": group, "pair": pair, "source": source, **stats}
             )

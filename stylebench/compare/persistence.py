@@ -4,7 +4,7 @@ Per turn k, every pair of models is tested on the samples scored in both runs at
 the selected dims, directions and languages): exact McNemar on whether the style persisted,
 Holm-adjusted over all the tests. The leaderboard ranks by mean persistence over turns 2..N
 (the mean over the (dim, direction, lang) cells of those turns); ``decay.png`` draws each
-model's decay curve, one panel per dim, side by side. The calibration rows (``reference``,
+model's decay curve, one panel per dim, side by side (:mod:`stylebench.report.figures`). The calibration rows (``reference``,
 ``neutral``, ``forgetful``: :data:`CALIBRATION`) are run, or resumed, with the compared runs'
 stored settings when they are not among the runs, as StyleBench's compare does; runs whose
 measure, judge, score or decode settings differ are refused, naming each setting.
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.errors import BadValue
-from stylebench.records import DIMS
 from stylebench.scoring.cells import is_valid
 
 PLOT_NAME = "decay.png"
@@ -213,35 +212,18 @@ def _calibration_rows(
 
 
 def plot_side_by_side(result: dict[str, Any], path: Path) -> Path:
-    """One panel per dim, one line per model: persistence per turn (mean over the dim's
-    direction and language cells); atomic PNG."""
-    from matplotlib.figure import Figure
+    """One panel per dim, one curve per model (in leaderboard order; the calibration rows in
+    their own looks): persistence per turn, the mean over the dim's direction and language
+    cells, n per point in each panel's title (:func:`stylebench.report.figures.decay_figure`);
+    atomic PNG."""
+    from stylebench.atomic import write_bytes
+    from stylebench.report.figures import Model, decay_figure, render
 
-    from stylebench.atomic import replace_with
-
-    dims = [d for d in DIMS if any(c["dim"] == d for cs in result["cells"].values() for c in cs)]
-    fig = Figure(figsize=(4.2 * max(1, len(dims)), 3.6), layout="constrained")
-    axes = fig.subplots(1, max(1, len(dims)), squeeze=False)[0]
-    for ax, dim in zip(axes, dims, strict=False):
-        for model, cells in result["cells"].items():
-            xs, ys = [], []
-            for k in result["turns"]:
-                vals = [
-                    c["persistence"]
-                    for c in cells
-                    if c["dim"] == dim and c["turn"] == k and c["persistence"] is not None
-                ]
-                if vals:
-                    xs.append(k)
-                    ys.append(sum(vals) / len(vals))
-            ax.plot(xs, ys, marker="o", label=model)
-        ax.set_ylim(-5, 105)
-        ax.set_xticks(result["turns"])
-        ax.set_xlabel("turn")
-        ax.set_ylabel("persistence (%)")
-        ax.set_title(dim)
-        ax.legend(fontsize="small")
-    return replace_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
+    models = [
+        Model(row["model"], row["model"] if row["model"] in CALIBRATION else None)
+        for row in result["leaderboard"]
+    ]
+    return write_bytes(path, render(decay_figure(result["cells"], result["turns"], models), "png"))
 
 
 def compare_persistence_runs(

@@ -16,7 +16,9 @@ from stylebench.scoring.cells import (
     Thresholds,
     TurnScore,
     collect_samples,
+    has_asked_sign,
     is_valid,
+    pair_values,
     perceptual_change,
     relative_change,
 )
@@ -36,6 +38,7 @@ class PairOutcome:
     change: float | None = None  # perceptual units (st, dB, %, rating points)
     signed: float | None = None  # change with the instructed sign positive
     relative: float | None = None  # signed relative change on the linear scale, percent
+    moved: bool = False  # the change has the instructed sign, any size (vsp_direction)
 
 
 def pair_label(pair: tuple[int, int]) -> str:
@@ -54,19 +57,21 @@ def outcomes(
     for s in collect_samples(scores, exclude=exclude):
         for pair in PAIRS:
             key = (s.dim, s.direction, s.lang, pair_label(pair), s.group)
-            ta, tb = s.turns.get(pair[0]), s.turns.get(pair[1])
-            if ta is None or tb is None or ta.value is None or tb.value is None:
+            got = pair_values(s.turns.get(pair[0]), s.turns.get(pair[1]))
+            if isinstance(got, str):
                 row = PairOutcome(s.sample_id, key, ok=False)
             else:
-                change = perceptual_change(s.dim, ta.value, tb.value)
+                a, b = got
+                change = perceptual_change(s.dim, a, b)
                 row = PairOutcome(
                     s.sample_id,
                     key,
                     ok=True,
-                    valid=is_valid(s.dim, s.direction, ta.value, tb.value, thresholds),
+                    valid=is_valid(s.dim, s.direction, a, b, thresholds),
                     change=change,
                     signed=change if s.direction == "intensify" else -change,
-                    relative=relative_change(s.dim, ta.value, tb.value),
+                    relative=relative_change(s.dim, a, b),
+                    moved=has_asked_sign(s.dim, s.direction, a, b),
                 )
             out.setdefault(key, {})[s.sample_id] = row
     return out

@@ -15,12 +15,14 @@ from typing import Any
 from stylebench.errors import BadValue
 
 COMMANDS = ("run", "score")
+#: the settings that also say where ``build-dialogues`` synthesises and checks its turns
+BUILD = (*COMMANDS, "build-dialogues")
 EXECUTORS = ("serial", "ray")
 ASR_DEVICES = ("cpu", "cuda")
 
 
-def _opt(default: Any, help: str, **cli: Any) -> Any:
-    return field(default=default, metadata={"help": help, "commands": COMMANDS, **cli})
+def _opt(default: Any, help: str, commands: tuple[str, ...] = COMMANDS, **cli: Any) -> Any:
+    return field(default=default, metadata={"help": help, "commands": commands, **cli})
 
 
 @dataclass(frozen=True)
@@ -29,19 +31,27 @@ class ExecutorConfig:
 
     executor: str = _opt(
         "serial",
-        "serial (this process; features in a process pool) or ray (Ray core: model actors, ASR actors, feature tasks)",
+        "serial (this process; features in a process pool) or ray (Ray core: model actors, ASR actors, feature tasks; build-dialogues: synthesis and check actors)",
+        BUILD,
         choices=EXECUTORS,
     )
     ray_address: str | None = _opt(
         None,
         "--executor ray: the cluster to join (auto, or ray://HOST:10001); default a local Ray on this machine's cores",
+        BUILD,
         metavar="ADDRESS",
     )
     workers: int = _opt(
-        2, "--executor ray: model actors (respond) and ASR actors (transcribe)", metavar="N"
+        2,
+        "--executor ray: model actors (respond) and ASR actors (transcribe); build-dialogues: actors that synthesise and check turns",
+        BUILD,
+        metavar="N",
     )
     gpus_per_worker: float = _opt(
-        0.0, "--executor ray: GPUs per model or ASR actor (fractions share a GPU)", metavar="G"
+        0.0,
+        "--executor ray: GPUs per model, ASR or synthesis actor (fractions share a GPU)",
+        BUILD,
+        metavar="G",
     )
     asr_device: str = _opt(
         "cpu",

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeGuard, TypeVar
 
+from stylebench.pipeline.progress import Progress, open_bar
 from stylebench.records import Key, RecordKind, StageRecord, error_record
 from stylebench.store import RunStore
 
@@ -169,7 +170,7 @@ def run_stage(
     *,
     compute: bool = True,
     strict: bool = False,
-    progress: bool = False,
+    progress: bool | Progress | None = False,
     executor: Any = None,
 ) -> StageResult[Rec]:
     """Plan, load what is done, compute the rest, append and count.
@@ -177,27 +178,30 @@ def run_stage(
     Args:
         compute: False only collects the current records (for ``stylebench report``).
         strict: the stage's declared errors stop the run instead of becoming error records.
+        progress: a bar of the stage's units, done / total and time left
+            (:func:`stylebench.pipeline.progress.open_bar`: True a tqdm bar, or a
+            :class:`~stylebench.pipeline.progress.Progress` that makes one).
         executor: where units are computed (:mod:`stylebench.executors`); default this process.
             It yields ``(unit, records)`` pairs, in any order; iterating ``records`` may raise
             the stage's declared errors or :class:`WorkerLost`, handled here alike.
     """
-    from tqdm import tqdm
-
     units = stage.plan()
     keys: dict[Key, str] = {k: fp for u in units for k, fp in u.fps.items()}
     done = store.load(stage.records, keys)
     counts = {"ok": 0, "error": 0, "skipped": 0}
-    bar = tqdm(
-        total=len(units), desc=stage.name, unit=stage.unit, disable=not progress or not compute
-    )
     todo = []
     for unit in units:
         before = sum(is_ok(done.get(k)) for k in unit.fps)
         counts["skipped"] += before
         if compute and before < len(unit.fps):
             todo.append(unit)
-        else:
-            bar.update(1)
+    bar = open_bar(
+        progress if compute else False,
+        stage.name,
+        len(units),
+        stage.unit,
+        done=len(units) - len(todo),
+    )
     pairs = (
         executor.map(stage, todo, done)
         if executor is not None

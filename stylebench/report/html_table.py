@@ -26,7 +26,7 @@ def html_num(x: float | None, ci: Sequence[float] | None = None, nd: int = 1) ->
 
 
 def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[tuple]]) -> str:
-    """A sortable table; each cell is ``(text, sort value)`` or ``(text, sort value, anchor)``."""
+    """A sortable table; each cell is ``(text, sort value)`` or ``(text, sort value, link)``."""
     out = [f'<table class="sortable" id="{escape(table_id)}"><thead><tr>']
     out += [f"<th>{escape(h)}</th>" for h in head]
     out.append("</tr></thead><tbody>")
@@ -35,7 +35,7 @@ def table(table_id: str, head: Sequence[str], rows: Sequence[Sequence[tuple]]) -
         for cell in row:
             text = escape(str(cell[0]))
             if len(cell) > 2:
-                text = f'<a href="#{escape(cell[2])}">{text}</a>'
+                text = f'<a href="{escape(cell[2])}">{text}</a>'
             out.append(f'<td data-v="{_v(cell[1])}">{text}</td>')
         out.append("</tr>")
     out.append("</tbody></table>")

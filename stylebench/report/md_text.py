@@ -87,6 +87,7 @@ def dim_table(dim: str, cells: Sequence[Mapping[str, Any]], mark: str = "") -> l
     head = ["direction", "lang", "pair"] + (["group"] if grouped else [])
     head += [
         "VSP % [95% CI]",
+        "direction-only % [95% CI]",
         f"SVD {dimension(dim).words['svd']} [95% CI]",
         "signed change",
         "n_ok/n",
@@ -99,6 +100,7 @@ def dim_table(dim: str, cells: Sequence[Mapping[str, Any]], mark: str = "") -> l
             [md_escape(k) for k in key]
             + [
                 mark + fmt_ci(c["vsp"], c["vsp_ci"]) + _vsp_all(c),
+                mark + fmt_ci(c.get("vsp_direction"), c.get("vsp_direction_ci")),
                 mark + fmt_ci(c["svd"], c["svd_ci"], 2),
                 _signed(c),
                 f"{c['n_ok']}/{c['n']}",

@@ -64,8 +64,9 @@ def render_md(report: dict[str, Any]) -> str:
         "|---|---|---|" + "---|" * len(turns) + "---|",
     ]
     cells = {(c["dim"], c["direction"], c["lang"], c["turn"]): c for c in report["cells"]}
-    half = {(h["dim"], h["direction"], h["lang"]): h["turn"] for h in report["half_reversion"]}
-    for key in sorted(half, key=lambda k: (DIMS.index(k[0]), DIRECTIONS.index(k[1]), k[2])):
+    half = {(h["dim"], h["direction"], h["lang"]): h for h in report["half_reversion"]}
+    keys = {(c["dim"], c["direction"], c["lang"]) for c in report["cells"]}
+    for key in sorted(keys, key=lambda k: (DIMS.index(k[0]), DIRECTIONS.index(k[1]), k[2])):
         row = []
         for k in turns:
             c = cells.get((*key, k))
@@ -76,11 +77,8 @@ def render_md(report: dict[str, Any]) -> str:
             ci_s = f" [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else ""
             diff = "" if c["mean_diff"] is None else f", {c['mean_diff']:+.2f} {c['unit']}"
             row.append(f"{_pct(c['persistence'])}{ci_s} ({c['n_ok']}/{c['n']}{diff})")
-        h = half[key]
         lines.append(
-            f"| {' | '.join(key)} | "
-            + " | ".join(row)
-            + f" | {'>' + str(turns[-1]) if h is None else h} |"
+            f"| {' | '.join(key)} | " + " | ".join(row) + f" | {_half(half.get(key), turns[-1])} |"
         )
     lines += [
         "",
@@ -100,6 +98,17 @@ def render_md(report: dict[str, Any]) -> str:
     else:
         lines += ["", f"![decay curve]({PLOT_NAME})"]
     return "\n".join(lines) + "\n"
+
+
+def _half(entry: dict[str, Any] | None, last_turn: int) -> str:
+    """The half-reversion column: the turn; ``>K`` when every turn scored (to turn ``K``; a
+    report from before ``scored_to``: the last turn) stays above 50%; ``n/a`` when no turn
+    was scored."""
+    if entry is None:
+        return "n/a"
+    if entry["turn"] is not None:
+        return str(entry["turn"])
+    return f">{entry.get('scored_to', last_turn)}"
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
@@ -144,7 +153,10 @@ def plot_decay(report: dict[str, Any], path: Path) -> Path:
         ax.set_xlabel("turn")
         ax.set_ylabel("persistence (%)")
         ax.set_title(dim)
-        ax.legend(fontsize="small")
+        if ax.get_lines():
+            ax.legend(fontsize="small")
+        else:  # a dimension with no scored turn: an empty panel, said so, no empty legend
+            ax.text(0.5, 0.5, "nothing scored", ha="center", va="center", transform=ax.transAxes)
     fig.suptitle(f"{report['model']}: persistence vs control")
     return replace_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
 
@@ -153,7 +165,7 @@ def write_persistence_reports(root: Path, report: dict[str, Any]) -> dict[str, A
     """Draw the decay plot (or say why not), then write report.json/.md/.csv into ``root``."""
     root = Path(root)
     (root / PLOT_NAME).unlink(missing_ok=True)
-    if report["cells"]:
+    if any(c["persistence"] is not None for c in report["cells"]):
         try:
             plot_decay(report, root / PLOT_NAME)
         except ModuleNotFoundError as exc:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 from stylebench.metrics.dims.base import dimension
 from stylebench.records import DIMS, DIRECTIONS
-from stylebench.scoring.cells import TurnScore, collect_samples, perceptual_change
+from stylebench.scoring.cells import TurnScore, collect_samples, pair_values, perceptual_change
 
 
 class NothingToPlot(ValueError):
@@ -26,9 +27,52 @@ def trajectories(
             continue
         line = out.setdefault(s.dim, {}).setdefault((s.direction, s.lang), {1: [], 2: [], 3: []})
         for t, ts in s.turns.items():
-            if ts.value is not None:
-                line[t].append(perceptual_change(s.dim, t1.value, ts.value))
+            got = pair_values(t1, ts)
+            if not isinstance(got, str):
+                line[t].append(perceptual_change(s.dim, *got))
     return out
+
+
+def mean_with_ci(vals: Sequence[float]) -> tuple[float, tuple[float, float] | None]:
+    """The mean of ``vals`` and its 95% t-interval (``None`` under 2 values)."""
+    from scipy.stats import t as student_t
+
+    n = len(vals)
+    mean = sum(vals) / n
+    if n < 2:
+        return mean, None
+    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
+    half = float(student_t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    return mean, (mean - half, mean + half)
+
+
+def change_rows(
+    turn_scores: Sequence[TurnScore], exclude: Collection[str] = ()
+) -> list[dict[str, Any]]:
+    """The mean change from turn 1 per (dim, direction, lang) and turn, JSON-ready: ``dim,
+    direction, lang, turn, mean, ci`` (the 95% t-interval of the mean, ``None`` under 2 samples;
+    3 decimals, in the dim's perceptual unit) and ``n`` (samples whose turn 1 and turn t are
+    scored). What the trajectory plot draws and the comparison's ``tables.change`` holds."""
+    data = trajectories(turn_scores, exclude)
+    rows = []
+    for dim in (d for d in DIMS if d in data):
+        for direction, lang in sorted(data[dim], key=lambda k: (DIRECTIONS.index(k[0]), k[1])):
+            for t, vals in data[dim][(direction, lang)].items():
+                if not vals:
+                    continue
+                mean, ci = mean_with_ci(vals)
+                rows.append(
+                    {
+                        "dim": dim,
+                        "direction": direction,
+                        "lang": lang,
+                        "turn": t,
+                        "mean": round(mean, 3),
+                        "ci": None if ci is None else [round(ci[0], 3), round(ci[1], 3)],
+                        "n": len(vals),
+                    }
+                )
+    return rows
 
 
 def plot_trajectories(
@@ -43,7 +87,8 @@ def plot_trajectories(
     For each sample whose turn 1 has a score, turn t is placed at
     ``perceptual_change(dim, turn1, turn_t)`` (semitones, dB, percent, rating points), so turn 1 is
     0; one line per (direction, lang) shows the mean over samples with a 95% t-interval of the mean
-    (no bar when fewer than 2 samples). Samples whose turn 1 failed are left out.
+    (no bar when fewer than 2 samples): the rows of :func:`change_rows`. Samples whose turn 1
+    failed are left out.
 
     The PNG is written to a temporary name and renamed, so a crash never leaves half a file.
 
@@ -52,34 +97,24 @@ def plot_trajectories(
         ModuleNotFoundError: matplotlib (the ``[plot]`` extra) is not installed.
     """
     from matplotlib.figure import Figure
-    from scipy.stats import t as student_t
 
-    data = trajectories(turn_scores, exclude)
-    if not data:
+    rows = change_rows(turn_scores, exclude)
+    if not rows:
         raise NothingToPlot(
             "no sample has a turn-1 score (each failed, or was left out by the relevance gate)"
         )
-    dims = [d for d in DIMS if d in data]
+    dims = [d for d in DIMS if any(r["dim"] == d for r in rows)]
     fig = Figure(figsize=(4.2 * len(dims), 3.6), layout="constrained")
     axes = fig.subplots(1, len(dims), squeeze=False)[0]
     for ax, dim in zip(axes, dims, strict=True):
-        keys = sorted(data[dim], key=lambda k: (DIRECTIONS.index(k[0]), k[1]))
+        mine = [r for r in rows if r["dim"] == dim]
+        keys = list(dict.fromkeys((r["direction"], r["lang"]) for r in mine))
         for i, (direction, lang) in enumerate(keys):
-            xs, ys, errs = [], [], []
-            for t, vals in data[dim][(direction, lang)].items():
-                if not vals:
-                    continue
-                n = len(vals)
-                mean = sum(vals) / n
-                sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1)) if n > 1 else 0.0
-                half = float(student_t.ppf(0.975, n - 1)) * sd / math.sqrt(n) if n > 1 else 0.0
-                xs.append(t + (i - (len(keys) - 1) / 2) * 0.04)  # dodge overlapping bars
-                ys.append(mean)
-                errs.append(half)
+            line = [r for r in mine if (r["direction"], r["lang"]) == (direction, lang)]
             ax.errorbar(
-                xs,
-                ys,
-                yerr=errs,
+                [r["turn"] + (i - (len(keys) - 1) / 2) * 0.04 for r in line],  # dodge the bars
+                [r["mean"] for r in line],
+                yerr=[r["mean"] - r["ci"][0] if r["ci"] else 0.0 for r in line],
                 marker="o",
                 capsize=3,
                 label=f"{direction} {lang}",

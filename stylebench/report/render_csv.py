@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from stylebench.scoring.cells import CSV_COLUMNS
+from stylebench.scoring.cells import CELL_STYLE, CSV_COLUMNS
 
 COLUMNS = CSV_COLUMNS
 
@@ -19,9 +19,9 @@ def to_csv(report: dict[str, Any]) -> str:
     w.writeheader()
     for c in report["cells"]:
         row = {k: c.get(k) for k in COLUMNS if k in c}
-        for name in ("vsp", "svd"):
-            ci = c[f"{name}_ci"]
-            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = ci if ci is not None else (None, None)
+        for name in (k for k in CELL_STYLE if k.endswith("_ci")):
+            ci = c[name]
+            row[f"{name}_low"], row[f"{name}_high"] = ci if ci is not None else (None, None)
         row.update(
             model=report["model"],
             run_id=report["run_id"],

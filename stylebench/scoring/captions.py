@@ -34,7 +34,13 @@ from stylebench.records import (
     Key,
     Sample,
 )
-from stylebench.scoring.cells import Thresholds, TurnScore, cell_sort_key, perceptual_change
+from stylebench.scoring.cells import (
+    Thresholds,
+    TurnScore,
+    cell_sort_key,
+    pair_values,
+    perceptual_change,
+)
 from stylebench.scoring.emotion import cohen_kappa
 from stylebench.scoring.vsp import VspCell, key_json, round_vsp, vsp_cell
 
@@ -161,16 +167,19 @@ def acoustic_agreement(
     thresholds: Thresholds,
 ) -> dict[str, Any]:
     """Cohen's kappa of caption verdicts with the acoustic change, per acoustic dim and overall."""
-    value = {(t.sample_id, t.turn): t.value for t in turn_scores}
+    by_key = {(t.sample_id, t.turn): t for t in turn_scores}
     rows: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {}
     for s in samples:
         if not dimension(s.dim).acoustic:
             continue
         for a, b in PAIRS:
-            v, va, vb = verdicts.get((s.id, b)), value.get((s.id, a)), value.get((s.id, b))
-            if v is None or v.status != "ok" or va is None or vb is None:
+            v, got = (
+                verdicts.get((s.id, b)),
+                pair_values(by_key.get((s.id, a)), by_key.get((s.id, b))),
+            )
+            if v is None or v.status != "ok" or isinstance(got, str):
                 continue
-            ac = acoustic_label(s.dim, va, vb, thresholds)
+            ac = acoustic_label(s.dim, *got, thresholds)
             want = WANTED[s.direction]
             for key in (s.dim, "all"):
                 r = rows.setdefault(key, ([], [], [], []))
@@ -216,16 +225,18 @@ def groundedness(
 
     from stylebench.metrics.captions.lexicon import caption_level
 
-    value = {(t.sample_id, t.turn): t.value for t in turn_scores}
+    by_key = {(t.sample_id, t.turn): t for t in turn_scores}
     pts: dict[str, list[tuple[float, float, float | None]]] = {}
     for s in samples:
         for k in TURNS:
-            c, v, v1 = captions.get((s.id, k)), value.get((s.id, k)), value.get((s.id, 1))
+            c, tk = captions.get((s.id, k)), by_key.get((s.id, k))
+            v = None if tk is None else tk.value
             lvl = caption_level(c.text, s.dim) if c is not None and c.status == "ok" else None
             if lvl is not None and v is not None:
+                got = pair_values(by_key.get((s.id, 1)), tk)
                 ch = (
-                    perceptual_change(s.dim, v1, v)
-                    if v1 is not None and dimension(s.dim).acoustic
+                    perceptual_change(s.dim, *got)
+                    if not isinstance(got, str) and dimension(s.dim).acoustic
                     else None
                 )
                 pts.setdefault(s.dim, []).append((lvl, v, ch))

@@ -13,6 +13,9 @@ Definitions (see ``docs/`` and DESIGN.md, "Change between turns, VSP and SVD"):
   ``|change| >= threshold`` for the dim.
 - VSP = 100 * valid / ok; SVD = mean over valid samples of the relative change ``100*|b-a|/a``
   on the linear scale (for emotion the absolute change ``|b-a|``, since a probability may be 0).
+- ``vsp_direction`` = 100 * (ok samples whose change has the instructed sign, of any size) / ok:
+  the direction-only rate (a change of exactly 0 has no sign: not moved). A model whose changes
+  are noise of either sign sits near 50% on it and near 0% on VSP (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 from stylebench.metrics.dims.base import all_dims, dimension, in_order
 from stylebench.records import DIMS, DIRECTIONS, PAIRS, TURNS
 from stylebench.scoring.bootstrap import bootstrap_ci, check_boot
-from stylebench.scoring.vsp import CellKey, VspCell, key_json, round_vsp, vsp_cell
+from stylebench.scoring.vsp import CellKey, VspCell, key_json, round_vsp, total_vsp, vsp_cell
 
 if TYPE_CHECKING:
     from stylebench.config import ScoreConfig
@@ -47,7 +50,17 @@ NO_REASON = "no value (no reason recorded)"
 #: what a cell is: one (dim, direction, lang, pair, group)
 CELL_ID = ("dim", "direction", "lang", "pair", "group")
 #: its style numbers; a ``*_ci`` is a (low, high) pair, split by :func:`split_ci` for flat tables
-CELL_STYLE = ("vsp", "vsp_ci", "vsp_all", "svd", "svd_ci", "svd_signed", "change_mean")
+CELL_STYLE = (
+    "vsp",
+    "vsp_ci",
+    "vsp_all",
+    "vsp_direction",
+    "vsp_direction_ci",
+    "svd",
+    "svd_ci",
+    "svd_signed",
+    "change_mean",
+)
 #: its sample counts (``n_ok`` is the stored name of :attr:`Cell.n_decided`: ``vsp.STORED_AS``)
 CELL_COUNTS = ("n", "n_ok", "n_valid")
 #: what was set aside: flagged samples, and the unscored ones by reason
@@ -76,7 +89,17 @@ CSV_COLUMNS = (
     "eligible",
 )
 #: a cell in compare's tables: VSP and SVD with their CIs, and how many samples they rest on
-COMPARE_COLUMNS = (*CELL_ID, "vsp", "vsp_ci", "svd", "svd_ci", "n_ok", "n")
+COMPARE_COLUMNS = (
+    *CELL_ID,
+    "vsp",
+    "vsp_ci",
+    "vsp_direction",
+    "vsp_direction_ci",
+    "svd",
+    "svd_ci",
+    "n_ok",
+    "n",
+)
 
 
 @dataclass(frozen=True)
@@ -96,6 +119,13 @@ class TurnScore:
     error: str | None = None
     flags: tuple[str, ...] = ()
     group: str = ""
+    #: the turns of its sample measured together with this one because they say the same words
+    #: (its own included; :class:`stylebench.metrics.dims.base.Shared`); empty when it was
+    #: measured alone
+    same_words: tuple[int, ...] = ()
+    #: when set, a change from this score to a turn outside :attr:`same_words` has no score, and
+    #: this is why (their shared measurement cancels only between them)
+    cross_error: str | None = None
 
     def __post_init__(self) -> None:
         where = f"TurnScore(sample_id={self.sample_id!r}, turn={self.turn!r})"
@@ -111,6 +141,27 @@ class TurnScore:
                 )
             object.__setattr__(self, "value", v)
         object.__setattr__(self, "flags", tuple(self.flags))
+        object.__setattr__(self, "same_words", tuple(self.same_words))
+
+
+def pair_values(ta: TurnScore | None, tb: TurnScore | None) -> tuple[float, float] | str:
+    """The two scores a change from turn ``ta`` to turn ``tb`` of one sample is taken from, or
+    why that change has no score: a missing turn, a turn without a score, or a score that may be
+    compared only with the turns it shares its measurement with (:attr:`TurnScore.cross_error`).
+    Every reader of a change between turns asks here (cells, per-sample outcomes, plots,
+    captions), so they agree on which changes exist."""
+    if ta is None:
+        return MISSING_TURN
+    if ta.value is None:
+        return ta.error or NO_REASON
+    if tb is None:
+        return MISSING_TURN
+    if tb.value is None:
+        return tb.error or NO_REASON
+    for t, other in ((ta, tb), (tb, ta)):
+        if t.cross_error is not None and other.turn not in t.same_words:
+            return t.cross_error
+    return ta.value, tb.value
 
 
 def _thresholds_post_init(self: Any) -> None:
@@ -190,9 +241,14 @@ def thresholds_from(score_cfg: ScoreConfig) -> Thresholds:
 class Cell(VspCell):
     """The acoustic cell of one (dim, direction, lang, pair, group): the shared VSP fields
     (:class:`~stylebench.scoring.vsp.VspCell`; ``n_decided`` = samples with both turns scored,
-    stored as ``n_ok``), then SVD and the measured changes; percents are 0-100."""
+    stored as ``n_ok``), the direction-only rate over the same samples, then SVD and the
+    measured changes; percents are 0-100."""
 
     vsp_all: float | None
+    #: percent of the decided samples whose change has the asked sign, any size
+    #: (:func:`has_asked_sign`), with its bootstrap CI (:func:`direction_rate`)
+    vsp_direction: float | None
+    vsp_direction_ci: tuple[float, float] | None
     svd: float | None
     svd_ci: tuple[float, float] | None
     svd_signed: float | None
@@ -216,6 +272,8 @@ def cell_dict(c: Cell) -> dict[str, Any]:
         "vsp": vsp,
         "vsp_ci": vsp_ci,
         "vsp_all": _round(c.vsp_all, 2),
+        "vsp_direction": _round(c.vsp_direction, 2),
+        "vsp_direction_ci": _ci(c.vsp_direction_ci, 2),
         "svd": _round(c.svd, 3),
         "svd_ci": _ci(c.svd_ci, 3),
         "svd_signed": _round(c.svd_signed, 3),
@@ -254,16 +312,36 @@ def perceptual_change(dim: str, a: float, b: float) -> float:
     return d.change(a, b)
 
 
+def _signed_change(dim: str, direction: str, a: float, b: float) -> float:
+    """The perceptual change ``a -> b`` with the instructed sign positive."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction!r}; expected one of {DIRECTIONS}")
+    change = perceptual_change(dim, a, b)
+    return change if direction == "intensify" else -change
+
+
+def has_asked_sign(dim: str, direction: str, a: float, b: float) -> bool:
+    """True when the change ``a -> b`` has the instructed sign, of any size (intensify: > 0,
+    attenuate: < 0; no change has no sign): a sample counted by ``vsp_direction``."""
+    return _signed_change(dim, direction, a, b) > 0
+
+
+def direction_rate(
+    moved: Sequence[bool], boot: dict[str, Any]
+) -> tuple[float | None, tuple[float, float] | None]:
+    """``vsp_direction`` and its CI over the decided samples' ``moved`` (True: the change has
+    the asked sign), totalled as VSP is (:func:`~stylebench.scoring.vsp.total_vsp`)."""
+    total = total_vsp(moved, **boot)
+    return total.vsp, total.vsp_ci
+
+
 def is_valid(dim: str, direction: str, a: float, b: float, thresholds: Thresholds) -> bool:
     """True when the change ``a -> b`` has the instructed sign and reaches the dim's threshold.
 
     Intensify needs a change > 0 and attenuate < 0 (zero is never valid); ``|change| >= threshold``
     is tested with a 1e-9 relative tolerance so an exact-threshold change counts as valid.
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"unknown direction {direction!r}; expected one of {DIRECTIONS}")
-    change = perceptual_change(dim, a, b)
-    signed = change if direction == "intensify" else -change
+    signed = _signed_change(dim, direction, a, b)
     thr = thresholds.for_dim(dim)
     return signed > 0 and signed >= thr * (1.0 - _BOUNDARY_EPS)
 
@@ -326,25 +404,27 @@ def aggregate_cell(
     cell should still hold one dim, whose scale its changes are on.
     """
     valid, verdicts, signed, changes = [], [], [], []  # |rel| if valid; bool; rel; perceptual
+    moved: list[bool] = []  # the asked sign, any size: the direction-only rate
     errors: dict[str, int] = {}
     n_flagged = 0
     for sample in members:
         ta, tb = sample.turns.get(pair[0]), sample.turns.get(pair[1])
-        if ta is None or tb is None or ta.value is None or tb.value is None:
-            first_bad = next(t for t in (ta, tb) if t is None or t.value is None)
-            reason = MISSING_TURN if first_bad is None else (first_bad.error or NO_REASON)
-            errors[reason] = errors.get(reason, 0) + 1
+        got = pair_values(ta, tb)
+        if isinstance(got, str):
+            errors[got] = errors.get(got, 0) + 1
             continue
-        a, b = ta.value, tb.value
+        a, b = got
         dim = sample.dim
         ok_valid = is_valid(dim, sample.direction, a, b, thresholds)
         verdicts.append(ok_valid)
+        moved.append(has_asked_sign(dim, sample.direction, a, b))
         signed.append(relative_change(dim, a, b))
         changes.append(perceptual_change(dim, a, b))
         if ok_valid:
             valid.append(abs(relative_change(dim, a, b)))
-        n_flagged += bool(ta.flags or tb.flags)
+        n_flagged += bool((ta is not None and ta.flags) or (tb is not None and tb.flags))
     n = len(members)
+    vsp_direction, vsp_direction_ci = direction_rate(moved, boot)
     return vsp_cell(
         Cell,
         key,
@@ -353,6 +433,8 @@ def aggregate_cell(
         **boot,
         errors=errors,
         vsp_all=100.0 * len(valid) / n if n else None,
+        vsp_direction=vsp_direction,
+        vsp_direction_ci=vsp_direction_ci,
         svd=_mean(valid),
         svd_ci=bootstrap_ci(valid, **boot),
         svd_signed=_mean(signed),

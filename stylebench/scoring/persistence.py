@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from stylebench.metrics.dims.base import ScoreContext, dimension
+from stylebench.metrics.dims.base import ScoreContext, dimension, plain
 from stylebench.records import DIMS, DIRECTIONS, FeatureRecord, Key, RespondRecord
 from stylebench.scoring.bootstrap import check_boot
 from stylebench.scoring.cells import Thresholds, is_valid, perceptual_change
@@ -105,8 +105,10 @@ def _reply_values(arm: Any, features: Mapping[Key, FeatureRecord], ctx: ScoreCon
             out[k] = "features: " + (f.error.splitlines()[0][:200] if f.error else "error")
         elif k not in values:
             out[k] = f"{arm.dim}: no score (not measured)"
-        else:
-            out[k] = values[k]
+        else:  # compared with the control arm's turn (another sample): a shared count that is
+            # doubtful outside its own turns does not hold there
+            v = plain(values[k])
+            out[k] = f"{arm.dim}: no score (not measured)" if v is None else v
     return out
 
 
@@ -217,15 +219,23 @@ def score_persistence(
     )
 
 
-def half_reversion(cells: Sequence[PersistenceCell]) -> dict[tuple[str, str, str], int | None]:
-    """Per (dim, direction, lang): the first turn whose persistence is at most 50% (half the
-    ok samples have reverted), ``None`` when every scored turn stays above it."""
-    out: dict[tuple[str, str, str], int | None] = {}
-    for c in cells:
+def half_reversion(
+    cells: Sequence[PersistenceCell],
+) -> dict[tuple[str, str, str], tuple[int | None, int]]:
+    """Per (dim, direction, lang) with a scored turn: the first turn whose persistence is at most
+    50% (half the ok samples have reverted), ``None`` when every scored turn stays above it; and
+    the last scored turn, so "stays above" is said only as far as it was measured (``>3`` when
+    turn 4 has no score). A (dim, direction, lang) with no scored turn has no entry: nothing was
+    measured, so nothing is said (not the best value, ``>N``)."""
+    out: dict[tuple[str, str, str], tuple[int | None, int]] = {}
+    for c in sorted(cells, key=lambda c: c.turn):
+        if c.persistence is None:
+            continue
         key = (c.dim, c.direction, c.lang)
-        out.setdefault(key, None)
-        if out[key] is None and c.persistence is not None and c.persistence <= 50.0:
-            out[key] = c.turn
+        first, _ = out.get(key, (None, c.turn))
+        if first is None and c.persistence <= 50.0:
+            first = c.turn
+        out[key] = (first, c.turn)
     return out
 
 

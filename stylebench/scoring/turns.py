@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stylebench.metrics.dims.base import ScoreContext, TurnValues, dimension
+from stylebench.metrics.dims.base import ScoreContext, Shared, TurnValues, dimension
 from stylebench.records import TURNS, FeatureRecord, Key, RespondRecord, Sample
 from stylebench.scoring.cells import TurnScore
 
@@ -68,7 +68,13 @@ def turn_score(
     value: float | None = None
     error: str | None = None
     flags: tuple[str, ...] = ()
-    got = values.get(turn)
+    entry = values.get(turn)
+    shared: Shared | None = None
+    got: float | str | None
+    if isinstance(entry, Shared):
+        shared, got = entry, entry.value
+    else:
+        got = entry
     if feat.status != "ok":
         error = "features: " + _first_line(feat.error)
     elif isinstance(got, str):
@@ -88,4 +94,6 @@ def turn_score(
         error,
         flags,
         group,
+        shared.turns if shared is not None and value is not None else (),
+        shared.cross_error if shared is not None and value is not None else None,
     )

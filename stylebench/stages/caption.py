@@ -13,7 +13,6 @@ whether the instructed dimension ``increased``, ``decreased``, stayed the ``same
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, ClassVar
@@ -43,18 +42,20 @@ def build(
     registry: Any, name: str, model: str | None, url: str | None, args: Mapping[str, str], what: str
 ) -> Any:
     """Build ``registry[name]`` with ``model``/``url``/``args``; an option it does not take is a
-    ``ValueError`` naming the flag, not silently dropped."""
+    ``BadValue`` naming the flag (:func:`stylebench.registry.check_arguments`), not silently
+    dropped."""
+    from stylebench.registry import check_arguments
+
     cls = registry.load(name)
-    params = inspect.signature(cls).parameters
-    kw: dict[str, Any] = {}
-    for key, value in {"model": model, "url": url, **dict(args)}.items():
-        if value is None:
-            continue
-        if key not in params and not any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-        ):
-            raise BadValue(f"the {name!r} {what} takes no {key!r} option")
-        kw[key] = value
+    kw = {k: v for k, v in {"model": model, "url": url, **dict(args)}.items() if v is not None}
+    prefix = "--caption-judge" if what == "caption judge" else "--caption"
+    check_arguments(
+        cls,
+        kw,
+        what=f"the {name!r} {what}",
+        flag=f"{prefix}-arg",
+        own_flags={k: f"{prefix}-{k}" for k in ("model", "url", "prompt")},
+    )
     try:
         return cls(**kw)
     except TypeError as exc:  # an option a backend's base class does not take
@@ -66,7 +67,7 @@ def dim_values(
 ) -> dict[Key, dict[str, float]]:
     """Per ok reply, its score on each acoustic dimension (what the features captioner reads)."""
     from stylebench.metrics.captions.features import caption_dims
-    from stylebench.metrics.dims.base import dimension
+    from stylebench.metrics.dims.base import Shared, dimension
 
     out: dict[Key, dict[str, float]] = {}
     for s in samples:
@@ -74,8 +75,10 @@ def dim_values(
         for d in caption_dims(s.dim):
             values, _ = dimension(d).gated_turn_values(s, ok, ctx)
             for k, v in values.items():
-                if not isinstance(v, str):
-                    out.setdefault((s.id, k), {})[d] = float(v)
+                if not isinstance(v, str):  # a caption describes the turn's own measured value
+                    out.setdefault((s.id, k), {})[d] = float(
+                        v.value if isinstance(v, Shared) else v
+                    )
     return out
 
 

@@ -70,31 +70,27 @@ def make_judge(jc: JudgeConfig) -> Any | None:
 def _build_judge(jc: JudgeConfig) -> Any:
     from stylebench.metrics.judges.base import JUDGES
     from stylebench.metrics.judges.prompting import load_prompts
+    from stylebench.registry import check_arguments
 
     cls = JUDGES.load(jc.judge)
-    params = inspect.signature(cls).parameters
-    open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     kw: dict[str, Any] = {}
     prompt_opts = (jc.judge_prompt, jc.judge_prompt_srd, jc.judge_prompt_mrd)
-    if "prompts" in params:
+    if "prompts" in inspect.signature(cls).parameters:
         kw["prompts"] = load_prompts(
             jc.judge_prompt, srd=jc.judge_prompt_srd, mrd=jc.judge_prompt_mrd
         )
     elif any(p is not None for p in prompt_opts):
         raise BadValue(f"the {jc.judge!r} judge uses no prompt; drop --judge-prompt*")
-    flags = {"model": "--judge-model", "url": "--judge-url"}
-    for name, value in {
-        "model": jc.judge_model,
-        "url": jc.judge_url,
-        **dict(jc.judge_args),
-    }.items():
-        if value is None:
-            continue
-        if name not in params and not open_kw:
-            raise BadValue(
-                f"the {jc.judge!r} judge takes no {flags.get(name, f'--judge-arg {name}=...')}"
-            )
-        kw[name] = value
+    given = {"model": jc.judge_model, "url": jc.judge_url, **dict(jc.judge_args)}
+    kw.update({k: v for k, v in given.items() if v is not None})
+    check_arguments(
+        cls,
+        kw,
+        what=f"the {jc.judge!r} judge",
+        flag="--judge-arg",
+        own_flags={"model": "--judge-model", "url": "--judge-url"},
+        internal=("prompts",),
+    )
     return cls(**kw)
 
 

@@ -16,6 +16,7 @@ reply is an ok record with that label.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import Unit
 from stylebench.records import (
     JUDGEMENTS,
+    FeatureRecord,
     JudgeRecord,
     Key,
     RecordKind,
@@ -41,6 +43,7 @@ def sample_inputs(
     replies: Mapping[Key, RespondRecord],
     transcripts: Mapping[Key, TranscriptRecord] | None,
     max_error: float | None = None,
+    features: Mapping[Key, FeatureRecord] | None = None,
 ) -> dict[str, tuple[str, dict[int, str]]]:
     """Per sample, what the judge reads: ``(source, {turn: reply text})``.
 
@@ -49,8 +52,12 @@ def sample_inputs(
     turn has none or its WER/CER against the model's text channel exceeds ``max_error``
     (:mod:`stylebench.metrics.fidelity`); then, when every ok reply has a text channel, the whole
     sample is judged on it (``"text_fallback"``), so that one source is used for all its turns.
+
+    The error rate is the one the features stage measured (``asr_text_er`` of the reply's
+    current features, :func:`text_error_rate`) where there is one, since it is the same number
+    and a Mandarin one costs milliseconds a reply (pinyin), minutes at paper scale.
     """
-    from stylebench.metrics.fidelity import is_faithful, transcript_error_rate
+    from stylebench.metrics.fidelity import is_faithful
 
     out: dict[str, tuple[str, dict[int, str]]] = {}
     for s in samples:
@@ -62,7 +69,10 @@ def sample_inputs(
         heard = {k: t.text for k in ok if (t := transcripts.get((s.id, k))) and t.status == "ok"}
         if max_error is not None and ok and all(v.strip() for v in chan.values()):
             doubtful = len(heard) < len(ok) or not all(
-                is_faithful(transcript_error_rate(chan[k], heard[k], s.lang), max_error)
+                is_faithful(
+                    text_error_rate(chan[k], heard[k], s.lang, (features or {}).get((s.id, k))),
+                    max_error,
+                )
                 for k in heard
             )
             if doubtful:
@@ -70,6 +80,17 @@ def sample_inputs(
                 continue
         out[s.id] = ("transcript", heard)
     return out
+
+
+def text_error_rate(text: str, heard: str, lang: str, features: FeatureRecord | None) -> float:
+    """The transcript's error rate against the text channel: ``asr_text_er`` of the reply's
+    features when they are ok (they were measured from this transcript and this text: their
+    fingerprint covers both; no value there means nothing to compare, NaN), else computed."""
+    if features is not None and features.status == "ok":
+        return features.values.get("asr_text_er", math.nan)
+    from stylebench.metrics.fidelity import transcript_error_rate
+
+    return transcript_error_rate(text, heard, lang)
 
 
 def language_notes(

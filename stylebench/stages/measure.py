@@ -25,12 +25,18 @@ ANALYSIS_SR = 16000
 def tolerances() -> dict[str, object]:
     """Every threshold a feature record's flags depend on; part of its fingerprint."""
     from stylebench.metrics import energy, pitch, validity
-    from stylebench.metrics.dims.pitch import F0_MIN_AGREEMENT, OCTAVE_SUSPECT_SHARE
+    from stylebench.metrics.dims.pitch import (
+        F0_MIN_AGREEMENT,
+        NEAR_CEILING_SHARE,
+        NEAR_CEILING_ST,
+        OCTAVE_SUSPECT_SHARE,
+    )
 
     return {
         "volume_gate": (energy.GATE_WINDOW_S, energy.GATE_DROP_DB),
         "f0_min_agreement": F0_MIN_AGREEMENT,
         "octave_suspect_share": OCTAVE_SUSPECT_SHARE,
+        "f0_near_ceiling": (NEAR_CEILING_ST, NEAR_CEILING_SHARE),
         "f0_agree_st": pitch.AGREE_TOL_ST,
         "f0_edge_frames": pitch.EDGE_FRAMES,
         "vad_missed": (0.5, 0.25, 10.0),
@@ -43,6 +49,7 @@ def tolerances() -> dict[str, object]:
         "min_declared_lang_p": validity.MIN_DECLARED_LANG_P,
         "unsure": (validity.MAX_UNSURE_WORD_SHARE, validity.MAX_UNSURE_MEAN_LOGPROB),
         "subharmonic_st": pitch.SUBHARMONIC_ST,
+        "far_above_st": pitch.FAR_ABOVE_ST,
         "text_syl_per_nucleus": validity.TEXT_SYL_PER_NUCLEUS,
         "syl_per_s": validity.PLAUSIBLE_SYL_PER_S,
         "syl_per_nucleus": validity.PLAUSIBLE_SYL_PER_NUCLEUS,
@@ -55,7 +62,7 @@ def tolerances() -> dict[str, object]:
 class FeatureConfig:
     vad: str = "silero"
     f0_floor: float = 50.0
-    f0_ceil: float = 800.0
+    f0_ceil: float = 1100.0
     frame_ms: float = 5.0
     #: DNSMOS P.835 of every reply (:mod:`stylebench.metrics.quality`), computed by the features
     #: stage's job; resolved to False where speechmos is not installed, so installing it re-keys
@@ -88,6 +95,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     )
     voiced = pitch.voted_voiced([track, praat, swift])
     spans: dict[str, dict[str, float]] = {}
+    segments: dict[str, tuple[tuple[float, float], ...]] = {}
     missed, suspect = None, None  # None: Silero was not asked (``--vad energy``)
     peaks = None  # syllable-nucleus candidates: one Praat pass per reply, filtered per span
     for backend in ("energy",) if cfg.vad == "energy" else ("silero", "energy"):
@@ -106,6 +114,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
             if peaks is None:
                 peaks = _voiced_peaks(wave, sr, praat, cfg.frame_ms / 1000.0)
             spans[backend] = _span_values(wave, sr, span, peaks, energy, vad)
+            segments[backend] = span.segments
     from stylebench.metrics import alignment
 
     try:
@@ -120,6 +129,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
     }
     return {
         "spans": spans,
+        "segments": segments,
         "silero_suspect": suspect,
         "missed_s": missed,
         "track": track,
@@ -127,6 +137,7 @@ def analyse_reply(wave: np.ndarray, sr: int, cfg: FeatureConfig) -> dict[str, An
         "swift_track": swift,
         "level_track": pitch.frame_levels_db(wave, sr, track.size, frame_ms=cfg.frame_ms),
         "frame_ms": cfg.frame_ms,
+        "f0_ceil": cfg.f0_ceil,
         "wave": wave,
         "sr": sr,
         "mfcc": spectra,
@@ -216,11 +227,14 @@ def finish_sample(
                 "no_speech_span: neither detector found speech; volume and rate unscored"
             )
         p["values"] = {**p["values"], **(chosen or {})}
-    costs = _alignment_costs(parts)
+    aligned = _alignments(parts, backend)
     out: dict[int, tuple[dict[str, float], list[str]] | str] = {}
     for k, p in parts.items():
-        if k in costs:
-            p["values"]["dtw_cost_prev"] = costs[k]
+        if k in aligned:
+            prev, al = aligned[k]
+            p["values"].update(
+                dtw_cost_prev=al.cost, dtw_tempo_prev=al.tempo, dtw_turn_prev=float(prev)
+            )
         try:
             values, reply_flags = _finish_reply(p, transcripts.get(k), lang)
         except ValueError as exc:
@@ -274,6 +288,7 @@ def _finish_reply(p: dict[str, Any], tr: Any, lang: str) -> tuple[dict[str, floa
         tracks=(p["track"], p["praat_track"], p["swift_track"]),
         level_track=p["level_track"],
         frame_ms=p.get("frame_ms", 5.0),
+        f0_ceil=p.get("f0_ceil"),
         measured=MappingProxyType(dict(values)),
         transcript=tr if tr is not None and tr.status == "ok" else None,
     )
@@ -336,22 +351,30 @@ def _transcript_values(values: dict[str, float], tr: Any, lang: str) -> list[str
     return flags
 
 
-def _alignment_costs(parts: dict[int, dict[str, Any]]) -> dict[int, float]:
-    """Per turn, the DTW cost of its speech span's MFCCs against the previous turn's
-    (:mod:`stylebench.metrics.alignment`): low when the two say the same words."""
-    from stylebench.metrics.alignment import HOP_S, alignment_cost
+def _alignments(
+    parts: dict[int, dict[str, Any]], backend: str | None
+) -> dict[int, tuple[int, Any]]:
+    """Per turn, the previous measured turn and their alignment over the speech spans
+    (:func:`stylebench.metrics.alignment.align`: the cost is low when the two say the same words;
+    the tempo is the second's seconds per second of the first), the pauses inside each span
+    taken from the sample's speech detector's segments."""
+    from stylebench.metrics.alignment import HOP_S, align, speech_frames
 
-    def spectra(p: dict[str, Any]) -> np.ndarray | None:
+    def spectra(p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
         m, v = p.get("mfcc"), p["values"]
         if m is None or "span_start" not in v:
             return None
-        seg = m[int(v["span_start"] / HOP_S) : int(v["span_end"] / HOP_S) + 1]
-        return seg if len(seg) >= 3 else None
+        first = int(v["span_start"] / HOP_S)
+        seg = m[first : int(v["span_end"] / HOP_S) + 1]
+        if len(seg) < 3:
+            return None
+        speech = speech_frames(len(seg), first * HOP_S, p.get("segments", {}).get(backend, ()))
+        return seg, speech if speech.any() else np.ones(len(seg), bool)
 
     turns = sorted(parts)
     out = {}
     for prev, k in zip(turns, turns[1:], strict=False):
         a, b = spectra(parts[prev]), spectra(parts[k])
         if a is not None and b is not None:
-            out[k] = alignment_cost(a, b)
+            out[k] = prev, align(a[0], b[0], a[1], b[1])
     return out

@@ -168,9 +168,17 @@ COMPARE_JSON_AT = {
     "tables.dims": 20,
     "tables.emotion": 30,
     "tables.retention": 40,
+    "tables.change": 45,
 }
 #: the places of ``compare.md``'s and the page's own parts
-COMPARE_SHOWN_AT = {"leaderboard": 10, "emotion": 30, "dims": 40, "retention": 50, "cells": 70}
+COMPARE_SHOWN_AT = {
+    "leaderboard": 10,
+    "figures": 15,
+    "emotion": 30,
+    "dims": 40,
+    "retention": 50,
+    "cells": 70,
+}
 
 
 def placed(items: Iterable[tuple[int, Any]]) -> list[Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +104,9 @@ class StageSpec:
     report: StageReport | None = None
     #: its tables in a comparison of runs
     compare: tuple[StageCompare, ...] = ()
+    #: checks, before any work starts, that the model it will load (named by path or hub id)
+    #: can be loaded: one line and no run folder when it cannot (:func:`check_models`)
+    check: Callable[[RunConfig], None] | None = None
 
     @property
     def name(self) -> str:
@@ -174,6 +177,66 @@ def _transcribe(ctx: StageInputs) -> Built:
         machine=None if ctx.compute else recorded_asr_machine(_manifest(ctx)),
     )
     return Built(stage)
+
+
+def _check_asr(cfg: RunConfig) -> None:
+    from stylebench.metrics.asr.offline import check_asr_model
+
+    check_asr_model(cfg.measure.asr, cfg.measure.asr_model)
+
+
+def _check_backend_model(registry: Any, name: str, model: str | None, flag: str) -> None:
+    """A backend that loads weights here (``weights_marker``: the file its folder holds) gets
+    ``model`` looked up (:func:`stylebench.paths.find_weights`); a served model (``openai``)
+    or a backend's own names are not paths or hub ids, so are left to it."""
+    from stylebench.paths import find_weights
+
+    marker = getattr(registry.load(name), "weights_marker", None)
+    if marker is not None and model:
+        find_weights(model, flag, marker=marker)
+
+
+def _check_judge_model(cfg: RunConfig) -> None:
+    from stylebench.metrics.judges.base import JUDGES
+
+    _check_backend_model(JUDGES, cfg.judge.judge, cfg.judge.judge_model, "--judge-model")
+
+
+def _check_caption_model(cfg: RunConfig) -> None:
+    from stylebench.metrics.captions.base import CAPTIONERS
+
+    cc = cfg.caption
+    _check_backend_model(CAPTIONERS, cc.captioner, cc.caption_model, "--caption-model")
+
+
+def _check_probe_model(cfg: RunConfig) -> None:
+    from stylebench.metrics.emotion_probe import PROBES
+    from stylebench.paths import find_weights
+
+    em = cfg.emotion
+    marker = getattr(PROBES.load(em.emotion_probe), "weights_marker", None)
+    if marker is not None:
+        # a hub id is ModelScope's (funasr fetches it on first use): a folder is checked here
+        find_weights(em.probe_model, "--probe-model", marker=marker, fetch=_left_to_funasr)
+
+
+def _left_to_funasr(hub_id: str) -> None:
+    """funasr resolves a ModelScope id itself, on the first reply it scores."""
+
+
+def check_models(
+    cfg: RunConfig, samples: Sequence[Sample], only: Collection[str] | None = None
+) -> None:
+    """Every model the stages that run for ``cfg`` (within ``only``) will load, looked up
+    before any work starts, so a model named by a path that is not there, or a hub id that is
+    neither cached nor reachable, is one line and exit 2, not an error record on every reply
+    after the model has answered (each stage's ``check``)."""
+    wanted = None if only is None else with_inputs(list(only))
+    for spec in STAGES:
+        if spec.check is None or (wanted is not None and spec.name not in wanted):
+            continue
+        if spec.runs(cfg, samples):
+            spec.check(cfg)
 
 
 def _features(ctx: StageInputs) -> Built:
@@ -289,7 +352,13 @@ def _judge(ctx: StageInputs) -> Built:
     judge = gate.required_judge(cfg.judge)  # built once per process and settings
     desc = judge.describe()
     heard = ctx.records.of(TRANSCRIPTS) if gate.reads_transcripts(cfg) else None
-    inputs = sample_inputs(ctx.samples, ctx.records.of(RESPONSES), heard, gate.max_error(cfg))
+    inputs = sample_inputs(
+        ctx.samples,
+        ctx.records.of(RESPONSES),
+        heard,
+        gate.max_error(cfg),
+        ctx.records.of(FEATURES),  # their asr_text_er: the rate the judge would compute again
+    )
     requests = plan_requests(ctx.samples, inputs, desc, language_notes(ctx.samples, heard))
     cache = _cache(cfg.judge.judge_cache and ctx.compute)
     stage = JudgeStage(requests, judge, desc, cache=cache, strict=cfg.strict)
@@ -331,6 +400,7 @@ STAGES: tuple[StageSpec, ...] = (
         lambda cfg, samples: cfg.measure.asr != "none",
         _transcribe,
         on_executor=True,
+        check=_check_asr,
     ),
     StageSpec(
         FEATURES,
@@ -362,6 +432,7 @@ STAGES: tuple[StageSpec, ...] = (
         lambda cfg, samples: cfg.emotion.emotion_probe != "none" and bool(_probed_ids(samples)),
         _probe,
         scores=_on_use("stylebench.stages.probe:probe_part"),
+        check=_check_probe_model,
     ),
     StageSpec(
         CAPTIONS,
@@ -370,6 +441,7 @@ STAGES: tuple[StageSpec, ...] = (
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption,
         backend_options=(("captioner", ("caption_model", "caption_url", "caption_args")),),
+        check=_check_caption_model,
     ),
     StageSpec(
         CAPTION_VERDICTS,
@@ -419,10 +491,11 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         JUDGEMENTS,
-        (RESPONSES, TRANSCRIPTS),
+        (RESPONSES, TRANSCRIPTS, FEATURES),
         "judge",
         lambda cfg, samples: gate.skip_reason(cfg) is None,
         _judge,
+        check=_check_judge_model,
         scores=gate.gate_part,
         report=StageReport(
             gate.gate_report_part,

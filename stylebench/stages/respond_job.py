@@ -248,7 +248,7 @@ class RespondJob:
     def _checked_audio(self, reply: Turn, audio: str | None) -> bytes:
         import soundfile as sf
 
-        from stylebench.audio import wav_truncation
+        from stylebench.audio import check_length, wav_truncation
 
         if not isinstance(reply.text, str):
             raise TypeError(f"reply text must be a string, got {type(reply.text).__name__}")
@@ -263,10 +263,7 @@ class RespondJob:
         except (RuntimeError, sf.LibsndfileError) as exc:
             raise ValueError(f"reply audio is not a readable sound file: {exc}") from None
         # the features stage decodes and measures the whole reply: its length bounds that cost
-        if info.duration > self.limits.max_seconds:
-            raise BadValue(
-                f"reply audio lasts {info.duration:.0f} s, over the limit of {self.limits.max_seconds:g} s (--max-reply-s)"
-            )
+        check_length(info.duration, self.limits.max_seconds)
         if why := wav_truncation(audio):
             raise ValueError(
                 f"reply audio is a truncated wav ({why}); the model's file is incomplete"
