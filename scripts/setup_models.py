@@ -72,7 +72,9 @@ class SetupProgress:
         self.log, self.shown = log, reporter(stream, every_s=every_s)
 
     def bar(self, name: str, total: int, unit: str, done: int = 0) -> _LoggedBar:
-        return _LoggedBar(self.shown.bar(name, total, unit, done), self.log, name, total, unit, done)
+        return _LoggedBar(
+            self.shown.bar(name, total, unit, done), self.log, name, total, unit, done
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -171,8 +172,12 @@ def test_tempo_after_synthesis_keeps_the_rendering(synth, monkeypatch):
         scales.append(length_scale)
         return real(text, length_scale)
 
+    from stylebench.synth import piper
+
     monkeypatch.setattr(tempo, "speak", spy)
+    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())  # each rendering computed here
     plain = tempo.synthesize(SENTENCE, VOICES["en-f1"])
+    piper._RENDERED.clear()
     slow = tempo.synthesize(SENTENCE, VOICES["en-f1"], Style(rate=0.9))
     assert scales == [1.0, 1.0]
     assert slow.duration_s / plain.duration_s == pytest.approx(1 / 0.9, rel=0.02)
