@@ -19,6 +19,15 @@ ROWS=(reference neutral shuffled)
 LOGS=runs/demo-logs
 mkdir -p "$LOGS"
 
+# how long the set-up took (`make setup` logs it): this time, and the first time when that was more
+SETUP_LOG="${SETUP_LOG:-runs/setup.log}"
+if [ -f "$SETUP_LOG" ]; then
+  awk '/ set-up: done in / { n++; s = $6; at = $1 " " $2; if (n == 1) { s1 = s; at1 = at } }
+       END { if (!n) exit
+             printf "set-up: %s s (%s)", s, at
+             if (n > 1 && s1 != s) printf "; the first set-up: %s s (%s)", s1, at1
+             print "; each step with its time: " FILENAME }' "$SETUP_LOG"
+fi
 echo "demo: reference, neutral and shuffled on pitch, $LIMIT samples per cell, side by side (progress: $LOGS/)"
 start=$SECONDS
 pids=()

@@ -24,6 +24,7 @@ import re
 import subprocess
 import threading
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,14 @@ VOICES: dict[str, Voice] = {
         ),
     )
 }
+#: renderings (the voice's speech, WORLD-shifted for a derived voice, before the FFmpeg style)
+#: of a noiseless voice, kept per process: a function of their key, so one computed again would
+#: be the same samples. The calibration models say one content at every turn of a dialogue and
+#: only the style after the rendering changes, so most of their replies reuse one.
+_RENDERED: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_RENDERED_MAX = 64
+_RENDERED_LOCK = threading.Lock()
+
 _BACKEND = re.compile(r"joe(?::f0=([+-]?\d+(?:\.\d+)?),formant=([+-]?\d+(?:\.\d+)?))?")
 
 
@@ -289,17 +298,37 @@ class PiperSynth:
             out = sess.run(None, feeds)[0]
         return np.clip(np.asarray(out, dtype=np.float32).reshape(-1), -1.0, 1.0)
 
-    def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
-        """Speak English ``text`` in ``voice`` with ``style``; float32 mono at the voice's rate."""
-        rendering = Rendering.parse(voice.backend_voice)
-        native = min(max(style.rate, NATIVE_RATE[0]), NATIVE_RATE[1]) if self.native_rate else 1.0
-        wave = self.speak(text, length_scale=1.0 / native)
+    def render(self, text: str, rendering: Rendering, length_scale: float) -> np.ndarray:
+        """``text`` as the voice speaks it at ``length_scale``, WORLD-shifted for a derived
+        voice; reused within the process when the voice draws no noise (:data:`_RENDERED`)."""
+        inf = self.config["inference"]
+        key = None
+        if inf.get("noise_scale", 0.667) == 0 and inf.get("noise_w", 0.8) == 0:
+            key = (str(self.files.onnx), json.dumps(inf, sort_keys=True), self.threads)
+            key += (text, length_scale, rendering)
+            with _RENDERED_LOCK:
+                if key in _RENDERED:
+                    _RENDERED.move_to_end(key)
+                    return _RENDERED[key].copy()
+        wave = self.speak(text, length_scale=length_scale)
         if rendering.f0_st or rendering.formant_st:
             from stylebench.synth.zhtts import world_shift
 
             wave = world_shift(
                 wave, self.sample_rate, rendering.f0_st, rendering.formant_st, f0_range=F0_RANGE
             )
+        if key is not None:
+            with _RENDERED_LOCK:
+                _RENDERED[key] = wave.copy()
+                while len(_RENDERED) > _RENDERED_MAX:
+                    _RENDERED.popitem(last=False)
+        return wave
+
+    def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
+        """Speak English ``text`` in ``voice`` with ``style``; float32 mono at the voice's rate."""
+        rendering = Rendering.parse(voice.backend_voice)
+        native = min(max(style.rate, NATIVE_RATE[0]), NATIVE_RATE[1]) if self.native_rate else 1.0
+        wave = self.render(text, rendering, 1.0 / native)
         post = Style(
             rate=style.rate / native,
             pitch_st=style.pitch_st,

@@ -1,18 +1,103 @@
-"""Shared fixtures: an isolated cache and a small dialogue set built once per session."""
+"""Shared fixtures, and the rules for using them.
+
+How the suite runs: ``make test`` runs pytest with pytest-xdist, one worker process per core
+(``-n auto``), each test file on one worker (``--dist loadfile``), so a file's module fixtures are
+built once. ``pytest tests/test_x.py`` alone runs in one process as before. Every worker has its
+own session: its own cache (``isolated_cache``), scratch folder and temporary folders, so no two
+workers write to one folder, and session fixtures are per worker unless they are *shared* below.
+
+Shared fixtures (expensive inputs, computed once per test session, READ-ONLY):
+
+- ``small_set`` (session, shared by all workers): 2 samples per (dim, direction, lang), 2 voices
+  per language, spoken by espeak-ng; a folder.
+- ``reference_run`` (session, per worker): one finished run (reference, volume, en, 2 samples,
+  stand-in ASR and judge), as ``(RunResult, judge calls)``.
+- ``chromium_path`` (session): Debian's chromium for Playwright.
+
+Rules:
+
+- Read-only: a test never writes into a shared folder. A test that changes one copies it first
+  (``shutil.copytree(small_set, tmp_path / "set")``; a run: ``standins.judge.copy_of(res,
+  tmp_path)``). Each worker checks, when its session ends, that every shared folder it used is as
+  it was built (every path, size and modification time) and reports an error naming the paths
+  that changed.
+- A test or fixture writes only under its own ``tmp_path`` / ``tmp_path_factory`` folders, never
+  in the repository, the user's cache or a fixed path; a test server binds port 0.
+- A new expensive input that several test files read (a set, a run folder, a model folder): build
+  it with :func:`shared_folder` in a session fixture here. ``build(path)`` writes a new folder
+  at ``path``; the first worker that asks builds it under a file lock in the folder all workers of
+  the session share, the others wait for that build and read the same folder. A build that failed
+  is tried again by the next worker that asks (and fails the same way, with its own traceback).
+- A model that is loaded in many tests is loaded once per process (a session or module fixture
+  that the tests share, or the package's own per-process reuse), never at import time.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: read-only fixture folders this worker used, and their state as built
+_SHARED: dict[Path, dict[str, list[int]]] = {}
+
 
 def _tool_missing() -> list[str]:
     return [t for t in ("espeak-ng", "ffmpeg") if shutil.which(t) is None]
+
+
+def _state(folder: Path) -> dict[str, list[int]]:
+    """Every path under ``folder`` with its size and modification time (a folder: -1, mtime)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(folder))] = [-1 if p.is_dir() else st.st_size, st.st_mtime_ns]
+    return out
+
+
+def shared_folder(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]
+) -> Path:
+    """A folder built once per test session, whichever worker asks first (see the module
+    docstring): ``build(path)`` must create ``path``; the folder is read-only afterwards."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's folder, above every worker's own
+    root = root / "shared"
+    root.mkdir(exist_ok=True)
+    out, done = root / name, root / f"{name}.built.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not done.exists():
+            if out.exists():  # what a failed build left
+                shutil.rmtree(out)
+            build(out)
+            done.write_text(json.dumps(_state(out)), encoding="utf-8")
+    _SHARED[out] = json.loads(done.read_text(encoding="utf-8"))
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_folders_unchanged():
+    """At the end of the session, every read-only fixture folder this worker used (each shared
+    folder, the ``reference_run`` folder) is as it was built."""
+    yield
+    changed = {}
+    for folder, built in _SHARED.items():
+        now = _state(folder)
+        diff = sorted(k for k in built.keys() | now.keys() if built.get(k) != now.get(k))
+        if diff:
+            changed[str(folder)] = diff[:10]
+    assert not changed, (
+        f"a test wrote into a shared, read-only fixture folder (copy it first): {changed}"
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -45,19 +130,22 @@ def fresh_judges():
     gate._BUILT.clear()
 
 
-@pytest.fixture(scope="session")
-def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """2 samples per (dim, direction, lang), 2 voices per language, built with espeak-ng."""
-    missing = _tool_missing()
-    if missing:
-        pytest.fail(f"system tools missing: {missing}; run `make setup`")
+def _build_small_set(out: Path) -> None:
     from stylebench.dialogues.builder import BuildSpec, build_set
     from stylebench.synth.espeak import EspeakSynth, voices_for
 
-    out = tmp_path_factory.mktemp("sets") / "small"
     spec = BuildSpec(per_cell=2, voices_per_lang=2, seed=1)
     build_set(out, spec, EspeakSynth(), {lang: voices_for(lang) for lang in spec.langs})
-    return out
+
+
+@pytest.fixture(scope="session")
+def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 samples per (dim, direction, lang), 2 voices per language, built with espeak-ng
+    (shared by all workers, read-only)."""
+    missing = _tool_missing()
+    if missing:
+        pytest.fail(f"system tools missing: {missing}; run `make setup`")
+    return shared_folder(tmp_path_factory, "small-set", _build_small_set)
 
 
 # -- the judge stand-ins (tests/standins/judge.py): NOT Whisper, NOT an LLM judge -------------
@@ -69,9 +157,10 @@ def standins(monkeypatch, tmp_path):
     install_standins(monkeypatch, tmp_path)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference_run(small_set, tmp_path_factory):
-    """One finished run (reference, volume, en, 2 samples, stand-in judge), built once."""
+    """One finished run (reference, volume, en, 2 samples, stand-in judge), built once per
+    worker; read-only (``standins.judge.copy_of`` before appending to it)."""
     from standins.judge import OverlapJudgeStandIn, cfg_for, install_standins
 
     from stylebench.commands.runs import run
@@ -80,7 +169,8 @@ def reference_run(small_set, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         install_standins(mp, root)
         res = run(cfg_for(small_set, root), progress=False)
-        return res, OverlapJudgeStandIn.calls
+    _SHARED[res.store.root] = _state(res.store.root)  # read-only: checked at the end
+    return res, OverlapJudgeStandIn.calls
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -171,8 +172,12 @@ def test_tempo_after_synthesis_keeps_the_rendering(synth, monkeypatch):
         scales.append(length_scale)
         return real(text, length_scale)
 
+    from stylebench.synth import piper
+
     monkeypatch.setattr(tempo, "speak", spy)
+    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())  # each rendering computed here
     plain = tempo.synthesize(SENTENCE, VOICES["en-f1"])
+    piper._RENDERED.clear()
     slow = tempo.synthesize(SENTENCE, VOICES["en-f1"], Style(rate=0.9))
     assert scales == [1.0, 1.0]
     assert slow.duration_s / plain.duration_s == pytest.approx(1 / 0.9, rel=0.02)
@@ -187,3 +192,35 @@ def test_neutral_jitters_rate_by_tempo_and_reference_natively() -> None:
     from stylebench.model_wrappers.embedded.reference import ReferenceModel
 
     assert NeutralModel.piper_native_rate is False and ReferenceModel.piper_native_rate is True
+
+
+@needs_voice
+def test_a_noiseless_rendering_is_reused_and_the_same_as_computed_again(synth, monkeypatch):
+    """The calibration models' voice draws no noise: a rendering (the graph's speech, WORLD for a
+    derived voice) is kept per process and used again, and it is the samples a fresh one gives;
+    another length scale is another rendering, and a voice that draws noise is never reused."""
+    from collections import OrderedDict
+
+    from stylebench.synth import piper
+
+    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())
+    calls = []
+    for s in (synth, noisy := PiperSynth()):
+        real = s.speak
+        monkeypatch.setattr(s, "speak", lambda *a, real=real, **k: calls.append(1) or real(*a, **k))
+    voice = VOICES["en-f1"]  # derived from the one speaker by WORLD
+    first = synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2))
+    again = synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2))
+    higher = synth.synthesize("Owls see well at night.", voice, Style(pitch_st=4))
+    slower = synth.synthesize("Owls see well at night.", voice, Style(rate=0.9))
+    assert len(calls) == 2  # the first, and the slower one (another length scale)
+    assert np.array_equal(again.wave, first.wave) and not np.array_equal(higher.wave, first.wave)
+    assert slower.duration_s > first.duration_s
+    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())
+    assert np.array_equal(
+        synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2)).wave, first.wave
+    )
+    calls.clear()
+    noisy.synthesize("Owls see well at night.", VOICES["en-m1"])
+    noisy.synthesize("Owls see well at night.", VOICES["en-m1"])
+    assert len(calls) == 2  # computed each time: its draws differ
