@@ -152,6 +152,18 @@ class CosyVoice2Synth:
             "fp16": self.fp16,
         }
 
+    def check_installed(self) -> None:
+        """The cosyvoice package can be imported in this process (the model itself loads with
+        the first sentence), so a build without it stops before its first turn.
+
+        Raises:
+            MissingExtraError: it cannot, with how to install it or run it in its own env.
+        """
+        try:
+            import cosyvoice  # noqa: F401
+        except ImportError:
+            raise MissingExtraError(INSTALL_HINT) from None
+
     def _load(self) -> Any:
         if self._cosy is None:
             try:

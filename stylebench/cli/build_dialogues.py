@@ -303,4 +303,6 @@ def make_synth(name: str, items: Sequence[str] | None, langs: tuple[str, ...]) -
         from stylebench.model_wrappers.worker.synth import WorkerSynth
 
         return WorkerSynth(python, name, kwargs), voices
-    return cls(**kwargs), voices
+    synth = cls(**kwargs)
+    synth.check_installed()  # its package is here, before the first turn (the weights load then)
+    return synth, voices

@@ -30,6 +30,8 @@ from stylebench.registry import MissingExtraError
 log = logging.getLogger(__name__)
 #: tasks in flight per CPU of the cluster (bounded: jobs carry audio bytes)
 TASKS_PER_CPU = 2
+#: the most seconds a lost actor is waited for (Ray restarts it) before it takes units again
+RESTART_WAIT_S = 120.0
 #: thread settings the workers take from the driver. Ray sets OMP_NUM_THREADS=1 in its workers;
 #: numpy's BLAS reads it when it loads, and Whisper's log-mel features (a matrix product) then sum
 #: in another order: measured here, 4 of 36 reference replies transcribed differently by Whisper
@@ -109,6 +111,10 @@ class Host:
 
     def close(self) -> None:
         getattr(self.resident, "close", lambda: None)()
+
+    def ready(self) -> bool:
+        """Answers once the actor runs (a restarted one too); builds nothing."""
+        return True
 
 
 def run_task(job: Any) -> tuple[bool, Any]:
@@ -243,8 +249,38 @@ class RayExecutor:
                 return
             (ref,), _ = self.ray.wait(list(inflight), num_returns=1)
             u, slot = inflight.pop(ref)
+            if slot is not None and self._lost(ref):
+                self._await_restart(slot)
             free.append(slot)
             yield u, self._records(stage, u, ref, done)
+
+    def _lost(self, ref: Any) -> bool:
+        """The actor that computed ``ref`` died (its process exited) before answering."""
+        try:
+            self.ray.get(ref)
+        except (self.ray.exceptions.RayActorError, self.ray.exceptions.WorkerCrashedError):
+            return True
+        except Exception:  # the unit's own failure: _records hands it back
+            return False
+        return False
+
+    def _await_restart(self, actor: Any) -> None:
+        """Wait until Ray has restarted a lost actor (``max_restarts=-1``) before it gets the
+        next unit: a unit sent in the moment before Ray marks the actor as restarting goes to
+        the dead process and would be lost too (more of them the busier the machine). After
+        :data:`RESTART_WAIT_S` the actor takes units again whatever its state; a unit it loses
+        is an error record, as the first one is."""
+        import time
+
+        until = time.monotonic() + RESTART_WAIT_S
+        while time.monotonic() < until:
+            try:
+                self.ray.get(actor.ready.remote(), timeout=max(1.0, until - time.monotonic()))
+                return
+            except (self.ray.exceptions.RayActorError, self.ray.exceptions.WorkerCrashedError):
+                time.sleep(0.5)
+            except self.ray.exceptions.GetTimeoutError:
+                return
 
     def _records(self, stage: Any, unit: Unit, ref: Any, done: Mapping[Any, Any]) -> Iterator[Any]:
         try:
