@@ -129,7 +129,8 @@ def vstyle_costs(root: Path) -> list[dict[str, Any]]:
             mf = alignment.mfcc(w, sr)[
                 int(span.start / alignment.HOP_S) : int(span.end / alignment.HOP_S) + 1
             ]
-        except ValueError:
+        except ValueError as exc:  # silence, a bad file: said, and left out of the pairs
+            print(f"vstyle: {m['file']} left out: {exc}", file=sys.stderr)
             continue
         if len(mf) >= 3:
             spectra[m["file"]] = (mf, m["model"], m["lang"], m.get("response_text", ""), span)
