@@ -221,3 +221,21 @@ def test_killing_the_driver_then_rerunning_gives_the_same_report(
     assert wav_hashes(tmp_path / "r") == wav_hashes(serial_run.store.root)
     ok = [(r["sample_id"], r["turn"]) for r in stored(tmp_path / "r") if r["status"] == "ok"]
     assert len(ok) == len(set(ok)) == 12  # no key kept twice
+
+
+def test_a_local_ray_runs_its_workers_at_the_drivers_priority():
+    """Ray starts workers at niceness 15; a local Ray of ours gives them the driver's priority,
+    else a run's compute gets only what other work on the machine leaves (in its own process:
+    this module's Ray was started without the executor)."""
+    code = (
+        "import os, ray\n"
+        "from stylebench.executors.config import ExecutorConfig\n"
+        "from stylebench.executors.ray_executor import RayExecutor\n"
+        "nice = ray.remote(lambda: os.getpriority(os.PRIO_PROCESS, 0))\n"
+        "with RayExecutor(ExecutorConfig(executor='ray'), num_cpus=1) as ex:\n"
+        "    print('worker', ex.get(nice.remote()), 'driver', os.getpriority(os.PRIO_PROCESS, 0))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert out.stdout.split()[-4:] == ["worker", "0", "driver", "0"], out.stdout + out.stderr

@@ -151,7 +151,16 @@ class RayExecutor:
             else:
                 from stylebench.executors.serial import cores
 
-                ray.init(num_cpus=num_cpus or cores(), include_dashboard=False, log_to_driver=False)
+                # Ray starts its workers at niceness 15 by default, so on a machine with other
+                # work the units of a local run got what that work left (a Ray build of a dialogue
+                # set ran 12x slower than a serial one beside a test suite); the workers are this
+                # run's compute and get the driver's priority (docs/scale.md)
+                ray.init(
+                    num_cpus=num_cpus or cores(),
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    _system_config={"worker_niceness": 0},
+                )
             self.started = True
         self.pools: dict[str, list[Any]] = {}
 
