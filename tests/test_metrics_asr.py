@@ -258,3 +258,43 @@ def test_speech_in_another_language_is_heard_as_such(
     assert language_mismatch("en", wrong.spoken_lang, wrong.declared_lang_p)
     assert not language_mismatch("zh", right.spoken_lang, right.declared_lang_p)
     assert -1.5 < right.mean_logprob < 0 and 0 <= right.unsure_word_share <= 1
+
+
+@needs_base
+def test_language_id_reads_the_first_pass_encoder_output(
+    base_cache: tuple[Path, Path, dict[str, int]],
+) -> None:
+    """One encoder pass per short reply (the language ID reuses the first pass's window), the
+    language heard as a separate pass hears it (the inputs differ by one padding frame), and two
+    replies decoded at once on two threads each get their own window's language."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stylebench.metrics.asr.transcript import to_16k
+    from stylebench.synth.base import Style
+    from stylebench.synth.espeak import VOICES, EspeakSynth
+
+    synth = EspeakSynth()
+    en = synth.synthesize(SENTENCE, VOICES["en-f1"], Style())
+    zh = synth.synthesize("我们明天早上八点在学校门口见面。", VOICES["zh-f1"], Style())
+    asr = FasterWhisperASR(str(base_cache[1]), cpu_threads=1, workers=2)
+    model = asr._load()
+    encode, calls = model.encode, [0]
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        return encode(*args, **kwargs)
+
+    model.encode = counted
+    tr = asr.transcribe(en.wave, en.sr, "en")
+    assert calls[0] == 1 and "asr_redecoded" not in tr.flags
+    _top, _p, probs = model.detect_language(audio=to_16k(en.wave, en.sr))
+    own = dict(probs)
+    assert tr.spoken_lang == "en" and abs(tr.declared_lang_p - own["en"]) < 0.02
+
+    with ThreadPoolExecutor(2) as pool:
+        pairs = list(
+            pool.map(
+                lambda a: asr.transcribe(a[0].wave, a[0].sr, a[1]), [(en, "en"), (zh, "zh")] * 3
+            )
+        )
+    assert [t.spoken_lang for t in pairs] == ["en", "zh"] * 3

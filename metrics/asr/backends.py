@@ -15,9 +15,11 @@ pass). Flags go into the records.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +47,7 @@ from stylebench.metrics.spec import MetricSpec
 
 SPEC = MetricSpec(
     name="asr",
-    version="6",
+    version="7",
     outputs=(
         "text",
         "lang",
@@ -69,7 +71,8 @@ SPEC = MetricSpec(
         "are what was said, not '1,001' for 'one zero zero one'); offline default Whisper base "
         "(faster-whisper int8 on CPU), paper setting Whisper-large-v3. Flags loops, empty output "
         "and low confidence. Also records the language Whisper hears (its language ID on the "
-        "first 30 s) and the probability it gives the declared language."
+        "encoder output of the first pass's first 30 s window) and the probability it gives the "
+        "declared language."
     ),
 )
 
@@ -89,10 +92,10 @@ class FasterWhisperASR:
             offline ASR"); :attr:`concurrency` tells a caller how many threads to use.
         beam_size: beams of the first pass (1 = greedy); always at temperature 0.
         cache_dir: cache root for joining ``"base"`` (default ``$STYLEBENCH_CACHE``).
-        language_id: run Whisper's language ID on every transcript (the ``spoken_lang`` fields;
-            one more encoder pass, about 40 % of the CPU time of a short clip); False leaves
-            them empty, for a caller that fixes the language and never reads them (the dialogue
-            set's intelligibility check).
+        language_id: run Whisper's language ID on every transcript (the ``spoken_lang`` fields),
+            on the encoder output the first pass computed for its first 30 s window (no encoder
+            pass of its own, :meth:`_identify`); False leaves them empty, for a caller that
+            fixes the language and never reads them (the dialogue set's intelligibility check).
     """
 
     backend = "faster-whisper"
@@ -121,6 +124,7 @@ class FasterWhisperASR:
         self._model: Any = None
         self._suppress: list[int] = []
         self._loading = threading.Lock()
+        self._window = _FirstWindow()
 
     def _load(self) -> Any:
         with self._loading:  # the first calls may come from several threads at once
@@ -145,6 +149,7 @@ class FasterWhisperASR:
         tok = getattr(self._model, "hf_tokenizer", None)
         if tok is not None:
             self._suppress = numeral_tokens(tok.get_vocab_size(), lambda i: tok.decode([i]))
+        self._model.encode = self._window.wrap(self._model.encode)
         return self._model
 
     def _options(self, lang: str, *, retry: bool) -> dict[str, Any]:
@@ -200,15 +205,28 @@ class FasterWhisperASR:
         """
         self._check(lang)
         audio = to_16k(wave, sr)
-        return self._identify(audio, self._ladder(audio, lang, None))
+        with self._window.kept():
+            tr = self._ladder(audio, lang, None)
+            return self._identify(audio, tr, self._window.output)
 
-    def _identify(self, audio: np.ndarray, tr: Transcript) -> Transcript:
-        """``tr`` with the language Whisper hears in the first 30 s (its own language ID, one
-        encoder pass): a transcript forced into the declared language may be a translation of
-        speech in another one (docs/metrics.md, "Unscored replies")."""
+    def _identify(self, audio: np.ndarray, tr: Transcript, encoded: Any = None) -> Transcript:
+        """``tr`` with the language Whisper hears in the first 30 s (its own language ID): a
+        transcript forced into the declared language may be a translation of speech in another
+        one (docs/metrics.md, "Unscored replies").
+
+        ``encoded`` is the encoder output of the first pass's first window, which the language
+        ID reads instead of encoding the audio again (half of a short clip's encoder time). It
+        differs from faster-whisper's ``detect_language(audio)`` input by one frame: the
+        transcription leaves out the feature extractor's padding frame and pads with zeros
+        (docs/metrics.md, "Language ID"). Without it (a batched first pass) the audio is
+        encoded again as ``detect_language`` does."""
         if self.english_only or not self.language_id:  # no language tokens, or not asked for
             return tr
-        _top, _p, probs = self._load().detect_language(audio=audio)
+        if encoded is None:
+            _top, _p, probs = self._load().detect_language(audio=audio)
+        else:
+            found = self._load().model.detect_language(encoded)[0]
+            probs = [(token[2:-2], p) for token, p in found]
         return with_language(tr, probs)
 
     def _ladder(self, audio: np.ndarray, lang: str, first: list[Any] | None) -> Transcript:
@@ -267,6 +285,32 @@ class FasterWhisperASR:
         check_lang(lang)
         if self.english_only and lang != "en":
             raise ValueError(f"model {self.model!r} is English-only; use 'base' for lang {lang!r}")
+
+
+class _FirstWindow(threading.local):
+    """The first encoder output a thread's transcription computes while :meth:`kept` is open:
+    the first pass's first 30 s window, which the language ID reuses. Per thread, since replies
+    are decoded on several threads at once through one model."""
+
+    armed: bool = False
+    output: Any = None
+
+    def wrap(self, encode: Any) -> Any:
+        def keep_first(features: Any, *args: Any, **kwargs: Any) -> Any:
+            out = encode(features, *args, **kwargs)
+            if self.armed:
+                self.armed, self.output = False, out
+            return out
+
+        return keep_first
+
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[None]:
+        self.armed, self.output = True, None
+        try:
+            yield
+        finally:
+            self.armed, self.output = False, None
 
 
 NUMERAL_CHARS = frozenset("0123456789%$£€¥")
