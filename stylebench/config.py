@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from stylebench.caption_config import CaptionConfig
 from stylebench.errors import BadValue
@@ -332,11 +332,27 @@ def flag_of(name: str) -> str:
     return str(f.metadata.get("flag", "--" + name.replace("_", "-")))
 
 
-def refuse_ignored(values: Mapping[str, Any], ignored: Iterable[str], where: str) -> None:
+class Ignored(NamedTuple):
+    """Settings that a command would ignore with the config it has, for :func:`refuse_ignored`."""
+
+    names: tuple[str, ...]
+    #: what would ignore them, as the message says it (``"--judge none (no relevance judge runs)"``)
+    where: str
+    #: what to do besides dropping them (``"pick a judge with --judge"``)
+    fix: str | None = None
+
+
+def refuse_ignored(
+    values: Mapping[str, Any], ignored: Iterable[str], where: str, *, fix: str | None = None
+) -> None:
     """Refuse the settings that ``where`` would ignore: each of ``ignored`` that ``values`` (by
     field name: the user's flags, or a whole resolved config) sets to other than its default.
     The one check behind every "this flag does nothing here" (a persistence run's stages, the
-    settings ``stylebench measure`` and ``pairs`` cannot use).
+    settings ``stylebench measure`` and ``pairs`` cannot use, the options of a stage that does
+    not run: :func:`stylebench.stages.registry.check_models`).
+
+    Args:
+        fix: what else the user can do instead of dropping them (``"pick one with --captioner"``).
 
     Raises:
         BadValue: naming the flags, where they would do nothing, and what to do.
@@ -344,9 +360,13 @@ def refuse_ignored(values: Mapping[str, Any], ignored: Iterable[str], where: str
     defaults = RunConfig().flat()
     given = [n for n in ignored if values.get(n) is not None and values.get(n) != defaults.get(n)]
     if given:
-        flags = ", ".join(flag_of(n) for n in given)
+        # an on/off setting turned off is typed --no-...
+        flags = ", ".join(
+            "--no-" + flag_of(n)[2:] if values.get(n) is False else flag_of(n) for n in given
+        )
         raise BadValue(
             f"{flags}: {where} would ignore {'them' if len(given) > 1 else 'it'}; drop {flags}"
+            + (f" or {fix}" if fix else "")
         )
 
 

@@ -54,3 +54,17 @@ def check_min(obj: Any, names: tuple[str, ...], low: float = 0.0) -> None:
             raise BadValue(
                 f"--{name.replace('_', '-')} must be a finite number >= {low:g}, got {v!r}"
             )
+
+
+def check_url(url: str, flag: str) -> str:
+    """An OpenAI-compatible base URL a user gave with ``flag``: it starts with http(s)://.
+
+    Checked before any work (the backends check it again when built), so a mistyped URL is one
+    line naming the flag, not an error on every request after the model has answered.
+
+    Raises:
+        BadValue: any other URL.
+    """
+    if not url.startswith(("http://", "https://")):
+        raise BadValue(f"{flag} must start with http:// or https://, got {url!r}")
+    return url

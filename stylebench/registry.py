@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from stylebench.errors import BadValue, MissingExtra, UnknownName
+
+_Init = TypeVar("_Init", bound=Callable[..., None])
 
 
 class MissingExtraError(MissingExtra):
@@ -82,6 +84,19 @@ def accepted_arguments(target: Any) -> tuple[str, ...] | None:
     return tuple(n for n, p in params.items() if p.kind in kinds)
 
 
+def refuses_others(init: _Init) -> _Init:
+    """Decorate an ``__init__(..., **kwargs)`` whose ``**kwargs`` is there only to refuse any
+    other option in its own words when the class is built directly: the signature
+    :func:`accepted_arguments` reads leaves ``**kwargs`` out, so the command line refuses those
+    options before any work, naming the flag (:func:`check_arguments`)."""
+    import inspect
+
+    sig = inspect.signature(init)
+    kept = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    init.__signature__ = sig.replace(parameters=kept)  # type: ignore[attr-defined]
+    return init
+
+
 def check_arguments(
     target: Any,
     names: Iterable[str],
@@ -113,7 +128,7 @@ def check_arguments(
     unknown = sorted(set(names) - set(taken))
     for name in unknown:
         if name in own:
-            raise BadValue(f"{what} takes no {own[name]}")
+            raise BadValue(f"{what} takes no {own[name]}; drop {own[name]}")
     if unknown:
         listed = [n for n in taken if n not in own and n not in internal]
         accepts = ", ".join(listed) or "no arguments"

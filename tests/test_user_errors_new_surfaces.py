@@ -117,7 +117,9 @@ def test_the_one_argument_check_serves_judges_and_captioners():
     from stylebench.stages.caption import build
     from stylebench.stages.gate import make_judge
 
-    with pytest.raises(UserError, match="the offline judge takes no option"):
+    with pytest.raises(
+        UserError, match="--judge-arg: the 'offline' judge takes no argument 'bogus'"
+    ):
         make_judge(make_config(judge="offline", judge_args={"bogus": "1"}).judge)
     with pytest.raises(UserError, match="unknown offline judge model 'e5-large'"):
         make_judge(make_config(judge="offline", judge_model="e5-large").judge)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from stylebench.errors import BadValue
 from stylebench.metrics.captions.base import CaptionRequest
 
 VERSION = "1"
@@ -66,10 +65,6 @@ class FeaturesCaptioner:
     ``turn1_values`` (turn 1's), both on each dimension's linear scale."""
 
     name = "features"
-
-    def __init__(self, model: str | None = None) -> None:
-        if model:
-            raise BadValue("the features captioner takes no --caption-model")
 
     def caption(self, req: CaptionRequest) -> str:
         from stylebench.metrics.dims.base import dimension, jnd

@@ -30,7 +30,6 @@ import functools
 import re
 from typing import Any
 
-from stylebench.errors import BadValue
 from stylebench.metrics.captions.base import CaptionVerdict, CompareRequest
 
 VERSION = "2"  # 2: a dimension's own words (Dimension.caption_lexicon) join the tables
@@ -308,10 +307,6 @@ class LexiconJudge:
     """Offline caption judge (see the module docstring for how levels are read)."""
 
     name = "lexicon"
-
-    def __init__(self, model: str | None = None) -> None:
-        if model:
-            raise BadValue("the lexicon caption judge takes no --caption-judge-model")
 
     def compare(self, req: CompareRequest) -> CaptionVerdict:
         a, b = caption_level(req.before, req.dim), caption_level(req.after, req.dim)

@@ -61,6 +61,8 @@ class OpenAICaptioner(OpenAIJudge):
     """A served audio LLM describes each reply (``--captioner openai``)."""
 
     what = "captioner"
+    #: a served model name is required (checked before any work)
+    needs_model = True
     serve_hint = "e.g. `vllm serve Qwen/Qwen3-Omni-30B-A3B-Captioner --port 8001` and --caption-url http://HOST:8001/v1"
 
     def __init__(
@@ -120,6 +122,8 @@ class OpenAICaptionJudge(OpenAIJudge):
     """An LLM compares two captions (``--caption-judge openai``); our prompt or ``prompt=PATH``."""
 
     what = "caption judge"
+    #: a served model name is required (checked before any work)
+    needs_model = True
 
     def __init__(
         self,

@@ -45,7 +45,7 @@ import numpy as np
 from stylebench.errors import BadValue
 from stylebench.metrics._numbers import spell_numbers
 from stylebench.metrics.judges.base import EMPTY_REPLY, JudgeRequest, Verdict
-from stylebench.registry import MissingExtraError
+from stylebench.registry import MissingExtraError, refuses_others
 
 RULES_VERSION = "1"
 ECHO = 0.8
@@ -193,7 +193,10 @@ class EmbeddingJudge:
     """
 
     name = "offline"
+    #: the ``--judge-model`` names it takes (looked up before any work)
+    known_models = tuple(CALIBRATED)
 
+    @refuses_others
     def __init__(
         self,
         model: str | None = None,

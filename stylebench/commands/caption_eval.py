@@ -36,6 +36,29 @@ class EvalOptions:
     alpha: float = 0.8
     speakers: bool = True
 
+    def __post_init__(self) -> None:
+        """An option that nothing would read is refused, and a URL checked, before the run is
+        opened."""
+        from stylebench.options import check_url
+
+        without = "without {0} it would be ignored; drop {1} or add {0}"
+        ignored = [
+            ("--eval-judge-model", self.judge_model, self.judge_url, "--eval-judge-url"),
+            ("--fleur-model", self.fleur_model, self.fleur_url, "--fleur-url"),
+            ("--clap-mode", self.clap_mode != "max_cosine" or None, self.clap, "--clap"),
+        ]
+        for flag, value, needed, needs in ignored:
+            if value is not None and not needed:
+                raise BadValue(f"{flag}: " + without.format(needs, flag))
+        if self.alpha != 0.8 and not (self.clap and self.fleur_url):
+            raise BadValue(
+                "--alpha: S_CAF needs both --clap and --fleur-url, so without them it would be "
+                "ignored; drop --alpha or add them"
+            )
+        for flag, url in (("--eval-judge-url", self.judge_url), ("--fleur-url", self.fleur_url)):
+            if url is not None:
+                check_url(url, flag)
+
 
 def _ties(
     scores: Mapping[Key, float | None], samples: Sequence[Sample], decimals: int | None

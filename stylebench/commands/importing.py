@@ -348,7 +348,7 @@ def import_replies(
         refuse_unread(cfg)
         sel = select(cfg, proot)
         samples: list[Sample] = list(sel.arms)
-        check_persistence_models(cfg, sel.arms)
+        check_persistence_models(cfg, sel.arms, given=cfg.flat())
         set_root, checksum = proot, sel.checksum
         every, _ = load_persistence_set(proot, check_audio=False)
         samples_all: list[Sample] = [a for s in every for a in arms_of(s)]
@@ -356,7 +356,7 @@ def import_replies(
         sel = None
         samples_all, set_root, checksum = load_dialogues(cfg)
         samples = select_samples(samples_all, cfg)
-        check_models(cfg, samples)
+        check_models(cfg, samples, given=cfg.flat())
     folder = scan(folder_path, samples_all)
     if not any((folder.root / s.id).is_dir() for s in samples):
         raise BadValue(nothing_selected(folder.root, samples, samples_all, cfg))

@@ -13,7 +13,7 @@ two never collide. The judge asks SRD on every turn. Scores are
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -48,12 +48,14 @@ def refuse_unread(cfg: RunConfig) -> None:
     )
 
 
-def check_persistence_models(cfg: RunConfig, arms: Sequence[PersistenceArm]) -> None:
-    """Every model the persistence stages load, found before any work
-    (:func:`stylebench.stages.registry.check_models`)."""
+def check_persistence_models(
+    cfg: RunConfig, arms: Sequence[PersistenceArm], *, given: Mapping[str, Any] | None = None
+) -> None:
+    """Every model the persistence stages load, found before any work, and no option of theirs
+    ``given`` that they would not read (:func:`stylebench.stages.registry.check_models`)."""
     from stylebench.stages.registry import check_models
 
-    check_models(cfg, arms, only=PERSISTENCE_STAGES)
+    check_models(cfg, arms, only=PERSISTENCE_STAGES, given=given)
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,7 @@ def run_persistence(cfg: RunConfig, root: Path, *, progress: bool = True) -> Any
     if not (cfg.worker_python and ":" in cfg.model):
         MODELS[cfg.model]
     sel = select(cfg, root)
-    check_persistence_models(cfg, sel.arms)
+    check_persistence_models(cfg, sel.arms, given=cfg.flat())
     run_id = cfg.run_id or persistence_run_id(cfg, sel.checksum)
     store, fresh = prepare_run_folder(cfg, run_id, sel.checksum)
     with (
@@ -319,7 +321,7 @@ def rescore_persistence(
     root = Path(manifest["dialogues"]["path"])
     sel = select(cfg, root)
     if compute:
-        check_persistence_models(cfg, sel.arms)
+        check_persistence_models(cfg, sel.arms, given=overrides)
     if sel.checksum != manifest["dialogues"]["checksum"]:
         raise BadValue(
             f"the persistence set {root} changed since this run was made; rebuild it or run again"

@@ -116,7 +116,8 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
         import_ray()  # without the extra: one line naming it, before the run folder exists
     samples_all, set_root, checksum = load_dialogues(cfg)
     samples = select_samples(samples_all, cfg, set_root)
-    check_models(cfg, samples)  # a model named by a path that is not there: before the folder
+    # a model named by a path that is not there, a flag that would do nothing: before the folder
+    check_models(cfg, samples, given=cfg.flat())
     store, fresh = prepare_run_folder(cfg, cfg.run_id or cfg.default_run_id(checksum), checksum)
     inv.store = store
     with (
@@ -285,7 +286,7 @@ def rescore(run_dir: Path | str, overrides: dict[str, Any], *, progress: bool = 
     setup = inv.start("setup")
     run = open_stored(run_dir, overrides)
     store, cfg, samples = run.store, run.cfg, run.samples
-    check_models(cfg, samples)
+    check_models(cfg, samples, given=overrides)  # the user's flags, not the stored settings
     inv.store = store
     with store.lock("stylebench score"):
         identity = stored_identity(run.manifest)

@@ -42,8 +42,27 @@ def build(
     registry: Any, name: str, model: str | None, url: str | None, args: Mapping[str, str], what: str
 ) -> Any:
     """Build ``registry[name]`` with ``model``/``url``/``args``; an option it does not take is a
-    ``BadValue`` naming the flag (:func:`stylebench.registry.check_arguments`), not silently
-    dropped."""
+    ``BadValue`` naming the flag (:func:`arguments`), not silently dropped."""
+    cls, kw = arguments(registry, name, model, url, args, what)
+    try:
+        return cls(**kw)
+    except TypeError as exc:  # an option a backend's base class does not take
+        raise BadValue(f"the {name!r} {what}: {exc}") from None
+
+
+def arguments(
+    registry: Any, name: str, model: str | None, url: str | None, args: Mapping[str, str], what: str
+) -> tuple[Any, dict[str, Any]]:
+    """The class ``registry[name]`` and the keyword arguments it is built with, checked and no
+    model loaded: run before any work (:func:`check_captioner`, :func:`check_caption_judge`) and
+    again when it is built.
+
+    Raises:
+        BadValue: an option it does not take (:func:`stylebench.registry.check_arguments`), no
+            model where it needs one, a URL that is not http(s), a prompt file that is not there.
+    """
+    from stylebench.options import check_url
+    from stylebench.paths import named_file
     from stylebench.registry import check_arguments
 
     cls = registry.load(name)
@@ -56,10 +75,88 @@ def build(
         flag=f"{prefix}-arg",
         own_flags={k: f"{prefix}-{k}" for k in ("model", "url", "prompt")},
     )
-    try:
-        return cls(**kw)
-    except TypeError as exc:  # an option a backend's base class does not take
-        raise BadValue(f"the {name!r} {what}: {exc}") from None
+    if getattr(cls, "needs_model", False) and not model:
+        raise BadValue(f"the {name!r} {what} needs {prefix}-model (the served model name)")
+    if url is not None:
+        check_url(url, f"{prefix}-url")
+    if "prompt" in kw:
+        named_file(kw["prompt"], f"{prefix}-prompt")
+    return cls, kw
+
+
+#: the caption options besides ``captioner``: read only when a captioner runs
+CAPTION_OPTIONS = (
+    "caption_model",
+    "caption_url",
+    "caption_prompt",
+    "caption_args",
+    "caption_judge",
+    "caption_judge_model",
+    "caption_judge_url",
+    "caption_judge_prompt",
+    "caption_judge_args",
+)
+
+
+def unread(cfg: Any, samples: Sequence[Sample]) -> list[Any]:
+    """The caption options this config would not read (refused when given:
+    :func:`stylebench.stages.registry.check_models`)."""
+    from stylebench.config import Ignored
+
+    cc = cfg.caption
+    if cc.captioner == "none":
+        return [
+            Ignored(
+                CAPTION_OPTIONS,
+                "--captioner none (the default: no reply is captioned)",
+                "pick a captioner with --captioner",
+            )
+        ]
+    if cc.captioner == "features":
+        return [
+            Ignored(
+                ("caption_prompt",),
+                "--captioner features (rule-based: it reads the measurements, no instruction)",
+            )
+        ]
+    return []
+
+
+def check_captioner(cfg: Any, samples: Sequence[Sample]) -> None:
+    """The captioner's options and the instruction of every dimension it captions, before any
+    work."""
+    from stylebench.metrics.captions.base import CAPTIONERS, load_instruction
+
+    cc = cfg.caption
+    arguments(
+        CAPTIONERS, cc.captioner, cc.caption_model, cc.caption_url, cc.caption_args, "captioner"
+    )
+    if cc.caption_prompt is not None:
+        for dim in sorted({s.dim for s in samples}):
+            load_instruction(dim, cc.caption_prompt)
+
+
+def caption_judge_args(cc: Any) -> dict[str, str]:
+    """``--caption-judge-arg`` with ``--caption-judge-prompt`` as ``prompt``."""
+    return {
+        **cc.caption_judge_args,
+        **({"prompt": cc.caption_judge_prompt} if cc.caption_judge_prompt else {}),
+    }
+
+
+def check_caption_judge(cfg: Any, samples: Sequence[Sample]) -> None:
+    """The caption judge's options, before any work."""
+    from stylebench.metrics.captions.base import CAPTION_JUDGES
+
+    cc = cfg.caption
+    arguments(
+        CAPTION_JUDGES,
+        cc.caption_judge,
+        cc.caption_judge_model,
+        cc.caption_judge_url,
+        caption_judge_args(cc),
+        "caption judge",
+    )
 
 
 def dim_values(

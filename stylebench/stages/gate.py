@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stylebench.config import JudgeConfig, RunConfig
+from stylebench.config import Ignored, JudgeConfig, RunConfig
 from stylebench.errors import BadValue
 from stylebench.records import JUDGEMENTS, JudgeRecord, Key, Sample
 from stylebench.stages.outputs import LabelledRun, ReportPart, ScoredPart, ScoredView, ScoreInputs
@@ -68,19 +68,42 @@ def make_judge(jc: JudgeConfig) -> Any | None:
 
 
 def _build_judge(jc: JudgeConfig) -> Any:
+    cls, kw = judge_arguments(jc)
+    return cls(**kw)
+
+
+#: the prompt options, each read only by a judge that takes prompts
+PROMPT_OPTIONS = ("judge_prompt", "judge_prompt_srd", "judge_prompt_mrd")
+
+
+def judge_arguments(jc: JudgeConfig) -> tuple[Any, dict[str, Any]]:
+    """The class of the judge ``jc`` names and the keyword arguments it is built with, every
+    option checked and no model loaded: run before any work (:func:`check_judge`) and again when
+    the judge is built, so an option it cannot take is one line naming the flag, never dropped.
+
+    Raises:
+        BadValue: an option the judge does not take, a prompt file that is not there or is
+            malformed, a URL that is not http(s), a model name the offline judge does not know.
+    """
+    from stylebench.config import flag_of
     from stylebench.metrics.judges.base import JUDGES
     from stylebench.metrics.judges.prompting import load_prompts
+    from stylebench.options import check_url
     from stylebench.registry import check_arguments
 
     cls = JUDGES.load(jc.judge)
     kw: dict[str, Any] = {}
-    prompt_opts = (jc.judge_prompt, jc.judge_prompt_srd, jc.judge_prompt_mrd)
+    prompts = [n for n in PROMPT_OPTIONS if getattr(jc, n) is not None]
     if "prompts" in inspect.signature(cls).parameters:
         kw["prompts"] = load_prompts(
             jc.judge_prompt, srd=jc.judge_prompt_srd, mrd=jc.judge_prompt_mrd
         )
-    elif any(p is not None for p in prompt_opts):
-        raise BadValue(f"the {jc.judge!r} judge uses no prompt; drop --judge-prompt*")
+    elif prompts:
+        flags = ", ".join(flag_of(n) for n in prompts)
+        raise BadValue(
+            f"{flags}: the {jc.judge!r} judge uses no prompt; drop {flags} or pick an LLM judge "
+            "with --judge (openai, transformers, vllm)"
+        )
     given = {"model": jc.judge_model, "url": jc.judge_url, **dict(jc.judge_args)}
     kw.update({k: v for k, v in given.items() if v is not None})
     check_arguments(
@@ -91,7 +114,55 @@ def _build_judge(jc: JudgeConfig) -> Any:
         own_flags={"model": "--judge-model", "url": "--judge-url"},
         internal=("prompts",),
     )
-    return cls(**kw)
+    if jc.judge_url is not None:
+        check_url(jc.judge_url, "--judge-url")
+    known = getattr(cls, "known_models", None)
+    if known is not None and jc.judge_model is not None and jc.judge_model not in known:
+        raise BadValue(
+            f"--judge-model: unknown {jc.judge} judge model {jc.judge_model!r}; use one of "
+            + ", ".join(known)
+        )
+    return cls, kw
+
+
+def unread(cfg: RunConfig, samples: Sequence[Sample]) -> list[Ignored]:
+    """The judge options this config would not read (refused when given:
+    :func:`stylebench.stages.registry.check_models`)."""
+    jc, cc = cfg.judge, cfg.caption
+    own = (*PROMPT_OPTIONS, "judge_model", "judge_url", "judge_args", "mrd_threshold", "filter_mrd")
+    out = []
+    if jc.judge == "none":
+        out.append(
+            Ignored(
+                (*own, "judge_input"),
+                "--judge none (no relevance judge runs)",
+                "pick a judge with --judge",
+            )
+        )
+    elif skip_reason(cfg) is not None:
+        out.append(
+            Ignored(  # the judge itself is not refused: the report says it was skipped, and why
+                own,
+                "--judge-input transcript with --asr none (there are no transcripts to judge)",
+                "pass --judge-input text",
+            )
+        )
+    elif jc.judge_prompt_srd is not None and jc.judge_prompt_mrd is not None:
+        out.append(
+            Ignored(
+                ("judge_prompt",),
+                "--judge-prompt-srd with --judge-prompt-mrd (both prompts named as files)",
+            )
+        )
+    llm_caption_judge = cc.captioner != "none" and cc.caption_judge != "lexicon"
+    if skip_reason(cfg) is not None and not llm_caption_judge:
+        out.append(
+            Ignored(
+                ("judge_cache",),
+                "a run without a relevance judge or an LLM caption judge (no verdict to cache)",
+            )
+        )
+    return out
 
 
 def skip_reason(cfg: RunConfig) -> str | None:

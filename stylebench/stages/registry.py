@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from stylebench.config import RunConfig
+from stylebench.config import Ignored, RunConfig
 from stylebench.metrics.dims.base import dimension
 from stylebench.pipeline.stage import Stage
 from stylebench.records import (
@@ -104,9 +104,12 @@ class StageSpec:
     report: StageReport | None = None
     #: its tables in a comparison of runs
     compare: tuple[StageCompare, ...] = ()
-    #: checks, before any work starts, that the model it will load (named by path or hub id)
-    #: can be loaded: one line and no run folder when it cannot (:func:`check_models`)
-    check: Callable[[RunConfig], None] | None = None
+    #: checks, before any work starts, its options and that the model it will load (named by
+    #: path or hub id) can be loaded: one line and no run folder when not (:func:`check_models`)
+    check: Callable[[RunConfig, Sequence[Sample]], None] | None = None
+    #: its options that this config and these samples would leave unread (the stage does not
+    #: run, or its backend does not read them): refused when given (:func:`check_models`)
+    unread: Callable[[RunConfig, Sequence[Sample]], Sequence[Ignored]] | None = None
 
     @property
     def name(self) -> str:
@@ -179,7 +182,7 @@ def _transcribe(ctx: StageInputs) -> Built:
     return Built(stage)
 
 
-def _check_asr(cfg: RunConfig) -> None:
+def _check_asr(cfg: RunConfig, samples: Sequence[Sample]) -> None:
     from stylebench.metrics.asr.offline import check_asr_model
 
     check_asr_model(cfg.measure.asr, cfg.measure.asr_model)
@@ -196,20 +199,23 @@ def _check_backend_model(registry: Any, name: str, model: str | None, flag: str)
         find_weights(model, flag, marker=marker)
 
 
-def _check_judge_model(cfg: RunConfig) -> None:
+def _check_judge(cfg: RunConfig, samples: Sequence[Sample]) -> None:
     from stylebench.metrics.judges.base import JUDGES
 
+    gate.judge_arguments(cfg.judge)
     _check_backend_model(JUDGES, cfg.judge.judge, cfg.judge.judge_model, "--judge-model")
 
 
-def _check_caption_model(cfg: RunConfig) -> None:
+def _check_caption(cfg: RunConfig, samples: Sequence[Sample]) -> None:
     from stylebench.metrics.captions.base import CAPTIONERS
+    from stylebench.stages.caption import check_captioner
 
+    check_captioner(cfg, samples)
     cc = cfg.caption
     _check_backend_model(CAPTIONERS, cc.captioner, cc.caption_model, "--caption-model")
 
 
-def _check_probe_model(cfg: RunConfig) -> None:
+def _check_probe_model(cfg: RunConfig, samples: Sequence[Sample]) -> None:
     from stylebench.metrics.emotion_probe import PROBES
     from stylebench.paths import find_weights
 
@@ -225,18 +231,35 @@ def _left_to_funasr(hub_id: str) -> None:
 
 
 def check_models(
-    cfg: RunConfig, samples: Sequence[Sample], only: Collection[str] | None = None
+    cfg: RunConfig,
+    samples: Sequence[Sample],
+    only: Collection[str] | None = None,
+    *,
+    given: Mapping[str, Any] | None = None,
 ) -> None:
-    """Every model the stages that run for ``cfg`` (within ``only``) will load, looked up
-    before any work starts, so a model named by a path that is not there, or a hub id that is
-    neither cached nor reachable, is one line and exit 2, not an error record on every reply
-    after the model has answered (each stage's ``check``)."""
+    """The options and every model of the stages that run for ``cfg`` (within ``only``),
+    checked before any work starts, so a model named by a path that is not there, or a hub id
+    that is neither cached nor reachable, an option a backend does not take or a prompt file
+    that is not there is one line and exit 2, not an error record on every reply after the
+    model has answered (each stage's ``check``).
+
+    Args:
+        given: the settings the user gave, by field name (``stylebench run``: its whole config;
+            ``score``: its flags, not the stored run's settings): each one a stage would not
+            read with this config is refused (each stage's ``unread``,
+            :func:`stylebench.config.refuse_ignored`).
+    """
+    from stylebench.config import refuse_ignored
+
     wanted = None if only is None else with_inputs(list(only))
-    for spec in STAGES:
-        if spec.check is None or (wanted is not None and spec.name not in wanted):
-            continue
-        if spec.runs(cfg, samples):
-            spec.check(cfg)
+    chosen = [s for s in STAGES if wanted is None or s.name in wanted]
+    for spec in chosen:
+        if given is not None and spec.unread is not None:
+            for ignored in spec.unread(cfg, samples):
+                refuse_ignored(given, ignored.names, ignored.where, fix=ignored.fix)
+    for spec in chosen:
+        if spec.check is not None and spec.runs(cfg, samples):
+            spec.check(cfg, samples)
 
 
 def _features(ctx: StageInputs) -> Built:
@@ -256,6 +279,26 @@ def _features(ctx: StageInputs) -> Built:
 def _probed_ids(samples: Sequence[Sample]) -> set[str]:
     """The samples whose dimension the emotion probe scores (``Dimension.probed``)."""
     return {s.id for s in samples if dimension(s.dim).probed}
+
+
+def _probe_unread(cfg: RunConfig, samples: Sequence[Sample]) -> list[Ignored]:
+    em = cfg.emotion
+    if em.emotion_probe == "none":
+        return [
+            Ignored(
+                ("probe_model", "probe_delta"),
+                "--emotion-probe none (the default: the probe does not run)",
+                "pass --emotion-probe emotion2vec",
+            )
+        ]
+    if not _probed_ids(samples):
+        return [
+            Ignored(
+                ("emotion_probe", "probe_model", "probe_delta"),
+                "a selection without emotion samples (the probe scores the emotion dimension only)",
+            )
+        ]
+    return []
 
 
 def _probe(ctx: StageInputs) -> Built:
@@ -322,14 +365,11 @@ def _cache(use: bool) -> JudgeCache | None:
 
 def _caption_judge(ctx: StageInputs) -> Built:
     from stylebench.metrics.captions.base import CAPTION_JUDGES
-    from stylebench.stages.caption import CaptionJudgeStage, build
+    from stylebench.stages.caption import CaptionJudgeStage, build, caption_judge_args
 
     cfg = ctx.cfg
     cc = cfg.caption
-    jargs = {
-        **cc.caption_judge_args,
-        **({"prompt": cc.caption_judge_prompt} if cc.caption_judge_prompt else {}),
-    }
+    jargs = caption_judge_args(cc)
     judge = build(
         CAPTION_JUDGES,
         cc.caption_judge,
@@ -433,6 +473,7 @@ STAGES: tuple[StageSpec, ...] = (
         _probe,
         scores=_on_use("stylebench.stages.probe:probe_part"),
         check=_check_probe_model,
+        unread=_probe_unread,
     ),
     StageSpec(
         CAPTIONS,
@@ -441,7 +482,8 @@ STAGES: tuple[StageSpec, ...] = (
         lambda cfg, samples: cfg.caption.captioner != "none",
         _caption,
         backend_options=(("captioner", ("caption_model", "caption_url", "caption_args")),),
-        check=_check_caption_model,
+        check=_check_caption,
+        unread=_on_use("stylebench.stages.caption:unread"),
     ),
     StageSpec(
         CAPTION_VERDICTS,
@@ -466,6 +508,7 @@ STAGES: tuple[StageSpec, ...] = (
                 ),
             ),
         ),
+        check=_on_use("stylebench.stages.caption:check_caption_judge"),
     ),
     StageSpec(
         LOUDNESS,
@@ -495,7 +538,8 @@ STAGES: tuple[StageSpec, ...] = (
         "judge",
         lambda cfg, samples: gate.skip_reason(cfg) is None,
         _judge,
-        check=_check_judge_model,
+        check=_check_judge,
+        unread=gate.unread,
         scores=gate.gate_part,
         report=StageReport(
             gate.gate_report_part,
