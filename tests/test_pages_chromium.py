@@ -3,57 +3,40 @@ by Playwright as the listening-test page is): no console error, every figure loa
 link resolves, model text stays text. compare.html holds no audio: each cell's value links to a
 page of that cell's samples (``samples/``), and every one of those pages is opened and checked.
 
-The runs: one real neutral run on the small set (pitch, English, 1 sample per cell, no ASR), with
-markup in one reply; ``compare`` runs reference and shuffled beside it (3 runs). The 10 runs are
-copies of those three folders loaded under ten labels: the pages only need run folders with
-replies and audio, not ten different models, so no more pipeline runs are made.
+The runs: the calibration comparison that tests/test_compare.py reads (tests/calibration_runs.py,
+built once per session, read-only): one real neutral run on the small set (every acoustic dim,
+English, 1 sample per cell, no ASR) with markup in one reply, reference and shuffled run beside it
+by ``compare`` (3 runs). The 10 runs are copies of those three folders loaded under ten labels: the
+pages only need run folders with replies and audio, not ten different models, so no more pipeline
+runs are made.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import urllib.parse
 from pathlib import Path
 
 import pytest
+from calibration_runs import XSS, load_comparison
 
-from stylebench.commands.runs import run as run_pipeline
 from stylebench.compare.build import compare_runs
-from stylebench.compare.command import compare_command, write_comparison
+from stylebench.compare.command import write_comparison
 from stylebench.compare.load import load_run
-from stylebench.config import make_config
-from stylebench.ratings.export import run_replies
+from stylebench.records import ACOUSTIC_DIMS
 
 pytest.importorskip("statsmodels")
 pytest.importorskip("matplotlib")
-XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-FIGURES = ("vsp.svg", "vsp_direction.svg", "change-pitch.svg")
+FIGURES = ("vsp.svg", "vsp_direction.svg", *(f"change-{dim}.svg" for dim in ACOUSTIC_DIMS))
+#: the cells of each run: every acoustic dim, both directions, English
+N_CELLS = len(ACOUSTIC_DIMS) * 2
 
 
 @pytest.fixture(scope="module")
-def pages(small_set, tmp_path_factory):
-    out = tmp_path_factory.mktemp("pages")
-    cfg = make_config(
-        model="neutral",
-        dim="pitch",
-        lang="en",
-        limit=1,
-        asr="none",
-        vad="energy",
-        judge="offline",
-        n_boot=50,
-        dialogues=str(small_set),
-        out=str(out),
-    )
-    store = run_pipeline(cfg, progress=False).store
-    first = min(run_replies(store)[1].values(), key=lambda r: (r.sample_id, r.turn))
-    store.append("respond", dataclasses.replace(first, text=XSS + " " + first.text))
-    from stylebench.commands.runs import report_only
-
-    report_only(store.root)  # the page again, with the markup in its reply
-    _, _, three = compare_command([store.root], out=out / "cmp3", n_boot=50)
-    rows = sorted(p for p in out.iterdir() if (p / "manifest.json").is_file())
+def pages(calibration_comparison, tmp_path_factory):
+    shared = load_comparison(calibration_comparison)
+    out = tmp_path_factory.mktemp("pages")  # the ten copies and the screenshots
+    rows = sorted(p for p in shared["out"].iterdir() if (p / "manifest.json").is_file())
     assert len(rows) == 3
     copies = []
     for k in range(10):
@@ -63,9 +46,9 @@ def pages(small_set, tmp_path_factory):
     result = compare_runs(copies, n_boot=50)
     _, ten = write_comparison(result, copies, out / "cmp10")
     return {
-        "three": three / "compare.html",
+        "three": shared["folder"] / "compare.html",
         "ten": ten / "compare.html",
-        "report": store.root / "report.html",
+        "report": shared["neutral"] / "report.html",
         "shots": out,
     }
 
@@ -143,9 +126,9 @@ def test_comparison_page_loads_every_figure_and_audio(pages, which, chromium_pat
     n_models = 3 if which == "three" else 10
     assert seen["sources"] == [] and seen["scripts"] == 1
     assert (XSS in seen["text"]) == (which == "ten")  # a model's label; replies: sample pages
-    # each model's samples: 2 cells (pitch, both directions) x 2 pairs, a page each
+    # each model's samples: 6 cells (3 dims, both directions) x 2 pairs, a page each
     sample_pages = sorted({h for h in seen["links"] if h.startswith("samples/")})
-    assert len(sample_pages) == n_models * 2 * 2
+    assert len(sample_pages) == n_models * N_CELLS * 2
     paths = [path.parent / urllib.parse.unquote(h) for h in sample_pages]
     assert all(p.is_file() for p in paths)
     shot = pages["shots"] / f"{which}-samples.png"
@@ -157,7 +140,7 @@ def test_comparison_page_loads_every_figure_and_audio(pages, which, chromium_pat
         assert min(sub["loaded"]) > 0.5  # every file decoded: seconds of speech, none failed
         sources += sub["sources"]
         texts.append(sub["text"])
-    assert len(sources) == n_models * 2 * 2 * 2
+    assert len(sources) == n_models * N_CELLS * 2 * 2
     assert any(XSS in t for t in texts)  # the reply with markup, shown as text
 
 
@@ -167,7 +150,7 @@ def test_run_page_shows_its_figure_tables_and_audio(pages, chromium_path):
     assert seen["errors"] == []
     assert [i["name"] for i in seen["images"]] == ["trajectories.png"]
     assert all(i["ok"] for i in seen["images"])
-    assert len(seen["sources"]) == 2 * 2 * 2  # 2 cells x 2 pairs x 2 turns
+    assert len(seen["sources"]) == N_CELLS * 2 * 2  # 6 cells x 2 pairs x 2 turns
     assert _audio_on_disk(path, seen["sources"]) == []
     assert min(seen["loaded"]) > 0.5
     assert XSS in seen["text"] and seen["scripts"] == 1

