@@ -68,6 +68,60 @@ def test_holm_gives_statsmodels_numbers():
         assert holm(ps) == [float(x) for x in multipletests(ps, method="holm")[1]], ps
 
 
+def test_holm_is_statsmodels_arithmetic_without_its_garbage_collection(monkeypatch):
+    # statsmodels' multipletests(method="holm") calls gc.collect() every time: a comparison of
+    # ten paper-size runs (two families per cell, millions of live objects) spent minutes there
+    import gc
+
+    import statsmodels.stats.multitest as mt
+
+    rng = np.random.default_rng(0)
+    cases = [list(rng.random(int(rng.integers(1, 60))) ** 3) for _ in range(200)]
+    cases += [[0.2] * 5, [0.01, 0.01, 0.5, 0.5], [float(x) for x in np.round(rng.random(40), 2)]]
+    expected = [[float(p) for p in mt.multipletests(c, method="holm")[1]] for c in cases]
+
+    def no_collect(*args: object) -> int:
+        raise AssertionError("holm ran a garbage collection")
+
+    monkeypatch.setattr(gc, "collect", no_collect)
+    assert [holm(c) for c in cases] == expected
+
+
+def test_bootstrap_of_whole_numbers_is_the_indexed_bootstrap_exactly():
+    # 0/100 indicators (and their paired differences) are summed over each resample from shared
+    # counts (scoring.bootstrap.resampled_sums); the CIs are the very floats of indexing each draw
+    from stylebench.scoring.bootstrap import bootstrap_ci, resample_counts
+
+    def indexed(a, b, clusters, n_boot, seed):
+        d = np.asarray(b, float) - np.asarray(a, float)
+        if clusters is None:
+            sums, counts = d, np.ones_like(d)
+        else:
+            _, inv = np.unique(np.asarray(clusters), return_inverse=True)
+            sums, counts = np.bincount(inv, weights=d), np.bincount(inv).astype(float)
+        idx = np.random.default_rng(seed).integers(0, sums.size, size=(n_boot, sums.size))
+        stats = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+        lo, hi = np.percentile(stats, [50.0 * (1.0 - 0.95), 50.0 * (1.0 + 0.95)])
+        return (float(lo), float(hi))
+
+    rng = np.random.default_rng(1)
+    for i in range(60):
+        n = int(rng.integers(2, 900))
+        a = (rng.random(n) < 0.5) * 100.0
+        b = (rng.random(n) < rng.random()) * 100.0 if i % 3 else rng.normal(size=n)
+        labels = [f"c{x}" for x in rng.integers(0, max(2, n // 4), size=n)] if i % 2 else None
+        seed, n_boot = i % 4, (2000, 7)[i % 2]
+        assert paired_bootstrap_diff(a, b, labels, n_boot=n_boot, seed=seed) == indexed(
+            a, b, labels, n_boot, seed
+        )
+        idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+        lo, hi = np.percentile(b[idx].mean(axis=1), [50.0 * (1.0 - 0.95), 50.0 * (1.0 + 0.95)])
+        assert bootstrap_ci(b, n_boot=n_boot, seed=seed) == (float(lo), float(hi))
+    counts = resample_counts(5, 3, 0)
+    assert counts.shape == (5, 3) and counts.sum(axis=0).tolist() == [5.0] * 3
+    assert not counts.flags.writeable
+
+
 def test_inseparable_groups():
     differ_ac = lambda x, y: {x, y} == {"A", "C"}  # noqa: E731
     assert inseparable_groups(["A", "B", "C"], differ_ac) == [["A", "B"], ["B", "C"]]
