@@ -98,9 +98,11 @@ def bench_run(root: Path, kw: dict[str, Any], workers: int) -> Path:
     """``run`` serially (features in one process) and on a local Ray with ``workers`` actors."""
     import ray
 
+    from stylebench.executors.ray_executor import LOCAL_RAY_SYSTEM_CONFIG
+
     t_serial, serial = timed_run(root / "serial", feature_workers=1, **kw)
     t0 = time.perf_counter()
-    ray.init(include_dashboard=False, log_to_driver=False)
+    ray.init(include_dashboard=False, log_to_driver=False, _system_config=LOCAL_RAY_SYSTEM_CONFIG)
     t_init = time.perf_counter() - t0
     try:
         t_ray, par = timed_run(root / "ray", executor="ray", workers=workers, **kw)

@@ -27,7 +27,16 @@ def local_ray():
     # the workers cannot import the tests' stand-ins: they travel by value
     for mod in (texttone, sys.modules[__name__]):
         ray.cloudpickle.register_pickle_by_value(mod)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    from stylebench.executors.ray_executor import LOCAL_RAY_SYSTEM_CONFIG
+
+    # as the executor starts a local Ray: workers at the driver's priority (Ray's default,
+    # niceness 15, let a loaded machine stall the dying-worker test for many minutes)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _system_config=LOCAL_RAY_SYSTEM_CONFIG,
+    )
     yield
     ray.shutdown()
 

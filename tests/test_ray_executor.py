@@ -31,7 +31,16 @@ FAST = {"asr": "none", "vad": "energy", "n_boot": 200, "judge": "none", "dim": "
 def local_ray():
     # the workers cannot import this test module: its classes travel by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    from stylebench.executors.ray_executor import LOCAL_RAY_SYSTEM_CONFIG
+
+    # as the executor starts a local Ray: workers at the driver's priority (Ray's default,
+    # niceness 15, let a loaded machine stall the dying-worker test for many minutes)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _system_config=LOCAL_RAY_SYSTEM_CONFIG,
+    )
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 

@@ -138,6 +138,11 @@ class PoolModel:
         self.executor.release(self.factory)
 
 
+#: the settings of a local Ray this package starts (tests and benchmarks that start their own use
+#: them too): workers at the driver's priority instead of Ray's niceness 15
+LOCAL_RAY_SYSTEM_CONFIG: dict[str, Any] = {"worker_niceness": 0}
+
+
 class RayExecutor:
     """Units on a Ray cluster (a local one, started here, unless ``ray_address`` is given)."""
 
@@ -159,7 +164,7 @@ class RayExecutor:
                     num_cpus=num_cpus or cores(),
                     include_dashboard=False,
                     log_to_driver=False,
-                    _system_config={"worker_niceness": 0},
+                    _system_config=LOCAL_RAY_SYSTEM_CONFIG,
                 )
             self.started = True
         self.pools: dict[str, list[Any]] = {}
