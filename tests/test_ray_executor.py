@@ -208,12 +208,16 @@ def test_killing_the_driver_then_rerunning_gives_the_same_report(
     log = open(tmp_path / "driver.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     respond = tmp_path / "r" / "respond.jsonl"
-    deadline = time.time() + 120
+    # a generous bound: on a loaded machine Ray's start and the first replies take minutes
+    deadline = time.time() + 600
     while time.time() < deadline and proc.poll() is None:
         if respond.exists() and len(respond.read_text().splitlines()) >= 4:
             break
         time.sleep(0.05)
     assert proc.poll() is None, (tmp_path / "driver.log").read_text()[-2000:]
+    assert respond.exists(), (
+        "no reply recorded in 600 s: " + (tmp_path / "driver.log").read_text()[-2000:]
+    )
     children = psutil.Process(proc.pid).children(recursive=True)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
