@@ -32,7 +32,10 @@ echo "demo: reference, neutral and shuffled on pitch, $LIMIT samples per cell, s
 start=$SECONDS
 pids=()
 for m in "${ROWS[@]}"; do
-  "$SB" run --model "$m" --dim pitch --limit "$LIMIT" --run-id "demo-$m" >/dev/null 2>"$LOGS/$m.log" &
+  # --feature-workers 1: the three rows already keep the cores busy; a pool per row would start
+  # two more processes each, every one loading the feature models again
+  "$SB" run --model "$m" --dim pitch --limit "$LIMIT" --run-id "demo-$m" --feature-workers 1 \
+    >/dev/null 2>"$LOGS/$m.log" &
   pids+=("$!")
 done
 failed=0
