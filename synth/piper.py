@@ -34,7 +34,7 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -276,13 +276,15 @@ class PiperSynth:
                 opts = ort.SessionOptions()
                 opts.intra_op_num_threads = self.threads
                 opts.inter_op_num_threads = 1
-                model: str | bytes = str(self.files.onnx)
-                if self.draws_noise:  # noiseless: the graph as shipped (its noise times 0)
-                    self._seeded = seed_random_nodes(self.files.onnx)
-                    model = self._seeded.model
+                # noiseless: the graph as shipped (its noise times 0)
+                seeded = seed_random_nodes(self.files.onnx) if self.draws_noise else None
                 self._session = ort.InferenceSession(
-                    model, opts, providers=["CPUExecutionProvider"]
+                    str(self.files.onnx) if seeded is None else seeded.model,
+                    opts,
+                    providers=["CPUExecutionProvider"],
                 )
+                # the session holds the rewritten graph: its bytes (the size of the voice) go
+                self._seeded = None if seeded is None else replace(seeded, model=b"")
             return self._session
 
     def version(self) -> str:
