@@ -97,7 +97,7 @@ def seed_random_nodes(path: Path | str) -> SeededGraph:
         ) from None
     model = onnx.load(str(path))
     graph = model.graph
-    where = Path(path).name
+    where = str(path)
     nested = [n for n in _nodes_in_subgraphs(graph) if n.op_type in RANDOM_OPS]
     others = [n for n in graph.node if n.op_type in RANDOM_OPS and n.op_type != SEEDED_OP]
     if nested or others:

@@ -253,6 +253,8 @@ class PiperSynth:
         self._session: Any = None
         self._seeded: SeededGraph | None = None  # the rewritten graph, when noise is drawn
         self._lock = threading.Lock()
+        if voice:  # a voice the user names is loaded now: one it cannot seed fails here, once
+            self._sess()
 
     def voices_for(self, lang: str) -> list[Voice]:
         """The piper voices of ``lang`` (English only)."""

