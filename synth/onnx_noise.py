@@ -39,8 +39,14 @@ from stylebench.registry import MissingExtraError
 
 #: every ONNX op that draws random values
 RANDOM_OPS = frozenset(
-    ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike")
-    + ("Multinomial", "Bernoulli")
+    {
+        "RandomNormal",
+        "RandomNormalLike",
+        "RandomUniform",
+        "RandomUniformLike",
+        "Multinomial",
+        "Bernoulli",
+    }
 )
 #: the one random op rewritten (VITS' ``torch.randn_like``)
 SEEDED_OP = "RandomNormalLike"
