@@ -11,8 +11,9 @@ default, language fixed to the turn's) and compared with the text it speaks:
 
 Every turn also gets DNSMOS P.835 OVRL (:func:`stylebench.metrics.quality.dnsmos`) when speechmos
 is installed, a measured value that never gates. A turn whose error rate is above the bound
-(:data:`MAX_ERROR`) is synthesised again (a neural voice draws new prosody each call) up to
-:data:`RETRIES` times; a sample with a turn still over it is spoken again, all its turns, by the
+(:data:`MAX_ERROR`) is synthesised again (piper: its next seeded noise draws, other prosody,
+the same in every build; :func:`stylebench.synth.base.synthesize_draw`) up to :data:`RETRIES`
+times; a sample with a turn still over it is spoken again, all its turns, by the
 next voice of its language; and the set is refused, naming each turn, what the ASR heard and
 why, when no voice is read. The per-voice means go into the set card; every turn's transcript,
 rate and OVRL into ``intelligibility.jsonl`` in the set folder.

@@ -32,7 +32,7 @@ from stylebench.pipeline.keys import fingerprint
 from stylebench.pipeline.stage import PROVENANCE, Unit, repeated
 from stylebench.records import Key, RecordKind, Status
 from stylebench.store import RunStore
-from stylebench.synth.base import Voice
+from stylebench.synth.base import Voice, synthesize_draw
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,9 @@ class TurnJob:
             for attempt in range(2, RETRIES + 2):
                 if not best.over(checker.bounds):
                     break
-                again = synth.synthesize(w.text, w.voice)
+                # another seeded draw (the same one in any build), or the same samples again
+                # from a deterministic synthesiser
+                again = synthesize_draw(synth, w.text, w.voice, attempt - 1)
                 c = checker.check(again.wave, again.sr, voice=w.voice.id, **where_)
                 if c.error_rate < best.error_rate:
                     audio = again

@@ -94,6 +94,16 @@ class Synthesizer(Protocol):
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio: ...
 
 
+def synthesize_draw(synth: Synthesizer, text: str, voice: Voice, draw: int) -> Audio:
+    """``text`` in ``voice``, noise draw ``draw``: a synthesiser whose noise comes from a seed
+    (``seeded_draws`` true: piper, offline) gives other samples for another draw and the same
+    ones for the same draw; any other is called as it is (a deterministic one says the same
+    again, one with unseeded noise draws anew)."""
+    if getattr(synth, "seeded_draws", False):
+        return synth.synthesize(text, voice, draw=draw)  # type: ignore[call-arg]
+    return synth.synthesize(text, voice)
+
+
 def number_arg(
     synth: str, name: str, value: Any, *, low: float, high: float, whole: bool = False
 ) -> Any:

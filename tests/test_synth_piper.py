@@ -168,9 +168,9 @@ def test_tempo_after_synthesis_keeps_the_rendering(synth, monkeypatch):
     scales: list[float] = []
     real = tempo.speak
 
-    def spy(text: str, length_scale: float = 1.0) -> np.ndarray:
+    def spy(text: str, length_scale: float = 1.0, key: tuple = ()) -> np.ndarray:
         scales.append(length_scale)
-        return real(text, length_scale)
+        return real(text, length_scale, key)
 
     from stylebench.synth import piper
 
@@ -198,7 +198,8 @@ def test_neutral_jitters_rate_by_tempo_and_reference_natively() -> None:
 def test_a_noiseless_rendering_is_reused_and_the_same_as_computed_again(synth, monkeypatch):
     """The calibration models' voice draws no noise: a rendering (the graph's speech, WORLD for a
     derived voice) is kept per process and used again, and it is the samples a fresh one gives;
-    another length scale is another rendering, and a voice that draws noise is never reused."""
+    another length scale is another rendering. A voice that draws noise draws it from a seed,
+    so its rendering is kept too, per draw (another draw is computed)."""
     from collections import OrderedDict
 
     from stylebench.synth import piper
@@ -221,6 +222,12 @@ def test_a_noiseless_rendering_is_reused_and_the_same_as_computed_again(synth, m
         synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2)).wave, first.wave
     )
     calls.clear()
-    noisy.synthesize("Owls see well at night.", VOICES["en-m1"])
-    noisy.synthesize("Owls see well at night.", VOICES["en-m1"])
-    assert len(calls) == 2  # computed each time: its draws differ
+    drawn = noisy.synthesize("Owls see well at night.", VOICES["en-m1"])
+    kept = noisy.synthesize("Owls see well at night.", VOICES["en-m1"])
+    assert len(calls) == 1 and np.array_equal(kept.wave, drawn.wave)
+    other = noisy.synthesize("Owls see well at night.", VOICES["en-m1"], draw=1)
+    assert len(calls) == 2 and not np.array_equal(other.wave, drawn.wave)
+    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())  # the kept one is what a fresh one is
+    assert np.array_equal(
+        noisy.synthesize("Owls see well at night.", VOICES["en-m1"]).wave, drawn.wave
+    )

