@@ -349,7 +349,9 @@ def timed(cmd: list[str], log: Path) -> dict[str, float]:
     return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "peak_mb": ru.ru_maxrss / 1024}
 
 
-def time_all(work: Path, sizes: list[int], n_runs: list[int], commands: list[str]) -> list[dict]:
+def time_all(
+    work: Path, sizes: list[int], n_runs: list[int], commands: list[str], tag: str = ""
+) -> list[dict]:
     rows = []
     log = work / "time.log"
     for r in sizes:
@@ -359,7 +361,7 @@ def time_all(work: Path, sizes: list[int], n_runs: list[int], commands: list[str
             for n in n_runs:
                 print(f"x{r} {cmd} {n} ({conditions()})", flush=True)
                 if cmd == "compare":
-                    out = work / f"x{r}" / f"compare-{n}"
+                    out = work / f"x{r}" / (f"compare-{n}-{tag}" if tag else f"compare-{n}")
                     got = timed(sb("compare", *map(str, models[:n]), "--out", str(out)), log)
                 else:
                     got = {"wall": 0.0, "cpu": 0.0, "peak_mb": 0.0}
@@ -371,6 +373,8 @@ def time_all(work: Path, sizes: list[int], n_runs: list[int], commands: list[str
                             "peak_mb": max(got["peak_mb"], one["peak_mb"]),
                         }
                 row = {"size": r, "replies": 72 * r, "command": cmd, "runs": n, **got}
+                if tag:
+                    row["code"] = tag
                 row["load"] = os.getloadavg()[0]
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -420,13 +424,14 @@ def table(rows: list[dict]) -> str:
     """Markdown: time and peak memory per command, runs and size, and the growth exponent of
     CPU time from the size before (1.0 = linear)."""
     out = [
-        "| command | runs | replies per run | wall s | CPU s | peak MB | CPU growth exponent "
-        "| load |",
-        "|---|---|---|---|---|---|---|---|",
+        "| command | runs | replies per run | code | wall s | CPU s | peak MB "
+        "| CPU growth exponent | load |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    prev: dict[tuple[str, int], dict] = {}
-    for row in sorted(rows, key=lambda x: (x["command"], x["runs"], x["size"])):
-        key = (row["command"], row["runs"])
+    prev: dict[tuple[str, int, str], dict] = {}
+    rows = sorted(rows, key=lambda x: (x["command"], x["runs"], x.get("code", ""), x["size"]))
+    for row in rows:
+        key = (row["command"], row["runs"], row.get("code", ""))
         p = prev.get(key)
         exp = (
             f"{math.log(row['cpu'] / p['cpu']) / math.log(row['size'] / p['size']):.2f}"
@@ -434,7 +439,8 @@ def table(rows: list[dict]) -> str:
             else "—"
         )
         out.append(
-            f"| {row['command']} | {row['runs']} | {row['replies']:,} | {row['wall']:.1f} "
+            f"| {row['command']} | {row['runs']} | {row['replies']:,} | {row.get('code', '')} "
+            f"| {row['wall']:.1f} "
             f"| {row['cpu']:.1f} | {row['peak_mb']:.0f} | {exp} | {row['load']:.1f} |"
         )
         prev[key] = row
@@ -449,6 +455,12 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=10)
     ap.add_argument("--runs", default="1,3,10", help="runs per score/report/compare")
     ap.add_argument("--commands", default="score,report,compare")
+    ap.add_argument(
+        "--tag",
+        default="",
+        help="names this timing's code (e.g. before/after): compare writes compare-<n>-<tag>, "
+        "and each row says it; run the script with another checkout's python to time its code",
+    )
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
     a.work.mkdir(parents=True, exist_ok=True)
@@ -458,7 +470,9 @@ def main() -> None:
     elif a.step == "make":
         make(a.work, sizes, a.models)
     elif a.step == "time":
-        rows = time_all(a.work, sizes, [int(x) for x in a.runs.split(",")], a.commands.split(","))
+        rows = time_all(
+            a.work, sizes, [int(x) for x in a.runs.split(",")], a.commands.split(","), a.tag
+        )
         print(table(rows))
     elif a.step == "page":
         for r in sizes:

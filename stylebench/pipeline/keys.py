@@ -65,13 +65,16 @@ def _sample_json(sample: Sample) -> str:
     return _json(asdict(sample))
 
 
-def turn_key_head(identity: Identity, sample: Sample) -> str:
+def turn_key_prefix(identity: Identity) -> str:
+    """What every turn's fingerprint under ``identity`` starts with (a plan's, once)."""
+    return f'["respond", {_json(identity.model_fp)}, {_json(asdict(identity.decode))}, '
+
+
+def turn_key_head(identity: Identity, sample: Sample, prefix: str | None = None) -> str:
     """What every turn's fingerprint of ``sample`` under ``identity`` starts with (for
-    :func:`turn_fp_after`; a plan computes it once per sample, not per turn)."""
-    return (
-        f'["respond", {_json(identity.model_fp)}, {_json(asdict(identity.decode))}, '
-        + _sample_json(sample)
-    )
+    :func:`turn_fp_after`; a plan computes it once per sample, not per turn, from its
+    :func:`turn_key_prefix`)."""
+    return (turn_key_prefix(identity) if prefix is None else prefix) + _sample_json(sample)
 
 
 def turn_fp_after(head: str, k: int, prior_shas: Sequence[str]) -> str:
