@@ -23,15 +23,20 @@ one reply a unit, as in a real run) while its wav is one of the seed's, shared: 
 elements and audio players, a table sorted, a cell's sample page opened by its link).
 
 ``time``: ``stylebench score`` / ``report`` on 1, 3 and 10 runs (one after the other), and
-``stylebench compare`` of 1, 3 and 10 runs (the calibration rows found beside them and resumed,
-as a real comparison does), each as its own process; wall and CPU seconds and the peak resident
-memory of the largest process (``os.wait4``), and the growth exponent between sizes
-(``log(t2 / t1) / log(n2 / n1)``: 1.0 is linear).
+``stylebench compare`` of 1, 3 and 10 runs (the calibration rows found beside them, read, or
+resumed where a resume would compute something, as a real comparison does), each as its own
+process; wall and CPU seconds and the peak resident memory of the largest process
+(``os.wait4``), and the growth exponent between sizes (``log(t2 / t1) / log(n2 / n1)``: 1.0 is
+linear). ``--tag`` names the code timed (each row says it; compare writes ``compare-<n>-<tag>``):
+run the script with another checkout's python to time that checkout's ``stylebench`` beside
+this one's on the same folders.
 
     python benchmarks/scale.py seed --work /tmp/scale
     python benchmarks/scale.py make --work /tmp/scale --sizes 3,30,300,600
     python benchmarks/scale.py time --work /tmp/scale --sizes 3,30,300,600 --runs 1,3,10
     python benchmarks/scale.py page --work /tmp/scale --sizes 600 --runs 10
+    OLD/.venv/bin/python benchmarks/scale.py time --work /tmp/scale --sizes 30 --runs 10 \
+        --commands compare --tag before   # then with this checkout's python and --tag after
 
 Size ``R`` = 3 is the default set's run (72 samples, 216 replies): 1x; 30 = 10x, 300 = 100x and
 600 = the paper (14.4K samples, 43.2K replies per model).

@@ -90,4 +90,4 @@ def resume_computes_nothing(data: RunData, cfg: RunConfig) -> bool:
         asr, cfg.executor.asr_device
     ):
         return False
-    return stored_identity(data.manifest).fp == current_identity(cfg).fp
+    return stored_identity(dict(data.manifest)).fp == current_identity(cfg).fp
