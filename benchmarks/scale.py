@@ -23,15 +23,20 @@ one reply a unit, as in a real run) while its wav is one of the seed's, shared: 
 elements and audio players, a table sorted, a cell's sample page opened by its link).
 
 ``time``: ``stylebench score`` / ``report`` on 1, 3 and 10 runs (one after the other), and
-``stylebench compare`` of 1, 3 and 10 runs (the calibration rows found beside them and resumed,
-as a real comparison does), each as its own process; wall and CPU seconds and the peak resident
-memory of the largest process (``os.wait4``), and the growth exponent between sizes
-(``log(t2 / t1) / log(n2 / n1)``: 1.0 is linear).
+``stylebench compare`` of 1, 3 and 10 runs (the calibration rows found beside them, read, or
+resumed where a resume would compute something, as a real comparison does), each as its own
+process; wall and CPU seconds and the peak resident memory of the largest process
+(``os.wait4``), and the growth exponent between sizes (``log(t2 / t1) / log(n2 / n1)``: 1.0 is
+linear). ``--tag`` names the code timed (each row says it; compare writes ``compare-<n>-<tag>``):
+run the script with another checkout's python to time that checkout's ``stylebench`` beside
+this one's on the same folders.
 
     python benchmarks/scale.py seed --work /tmp/scale
     python benchmarks/scale.py make --work /tmp/scale --sizes 3,30,300,600
     python benchmarks/scale.py time --work /tmp/scale --sizes 3,30,300,600 --runs 1,3,10
     python benchmarks/scale.py page --work /tmp/scale --sizes 600 --runs 10
+    OLD/.venv/bin/python benchmarks/scale.py time --work /tmp/scale --sizes 30 --runs 10 \
+        --commands compare --tag before   # then with this checkout's python and --tag after
 
 Size ``R`` = 3 is the default set's run (72 samples, 216 replies): 1x; 30 = 10x, 300 = 100x and
 600 = the paper (14.4K samples, 43.2K replies per model).
@@ -349,7 +354,9 @@ def timed(cmd: list[str], log: Path) -> dict[str, float]:
     return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "peak_mb": ru.ru_maxrss / 1024}
 
 
-def time_all(work: Path, sizes: list[int], n_runs: list[int], commands: list[str]) -> list[dict]:
+def time_all(
+    work: Path, sizes: list[int], n_runs: list[int], commands: list[str], tag: str = ""
+) -> list[dict]:
     rows = []
     log = work / "time.log"
     for r in sizes:
@@ -359,7 +366,7 @@ def time_all(work: Path, sizes: list[int], n_runs: list[int], commands: list[str
             for n in n_runs:
                 print(f"x{r} {cmd} {n} ({conditions()})", flush=True)
                 if cmd == "compare":
-                    out = work / f"x{r}" / f"compare-{n}"
+                    out = work / f"x{r}" / (f"compare-{n}-{tag}" if tag else f"compare-{n}")
                     got = timed(sb("compare", *map(str, models[:n]), "--out", str(out)), log)
                 else:
                     got = {"wall": 0.0, "cpu": 0.0, "peak_mb": 0.0}
@@ -371,6 +378,8 @@ def time_all(work: Path, sizes: list[int], n_runs: list[int], commands: list[str
                             "peak_mb": max(got["peak_mb"], one["peak_mb"]),
                         }
                 row = {"size": r, "replies": 72 * r, "command": cmd, "runs": n, **got}
+                if tag:
+                    row["code"] = tag
                 row["load"] = os.getloadavg()[0]
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -420,13 +429,14 @@ def table(rows: list[dict]) -> str:
     """Markdown: time and peak memory per command, runs and size, and the growth exponent of
     CPU time from the size before (1.0 = linear)."""
     out = [
-        "| command | runs | replies per run | wall s | CPU s | peak MB | CPU growth exponent "
-        "| load |",
-        "|---|---|---|---|---|---|---|---|",
+        "| command | runs | replies per run | code | wall s | CPU s | peak MB "
+        "| CPU growth exponent | load |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    prev: dict[tuple[str, int], dict] = {}
-    for row in sorted(rows, key=lambda x: (x["command"], x["runs"], x["size"])):
-        key = (row["command"], row["runs"])
+    prev: dict[tuple[str, int, str], dict] = {}
+    rows = sorted(rows, key=lambda x: (x["command"], x["runs"], x.get("code", ""), x["size"]))
+    for row in rows:
+        key = (row["command"], row["runs"], row.get("code", ""))
         p = prev.get(key)
         exp = (
             f"{math.log(row['cpu'] / p['cpu']) / math.log(row['size'] / p['size']):.2f}"
@@ -434,7 +444,8 @@ def table(rows: list[dict]) -> str:
             else "—"
         )
         out.append(
-            f"| {row['command']} | {row['runs']} | {row['replies']:,} | {row['wall']:.1f} "
+            f"| {row['command']} | {row['runs']} | {row['replies']:,} | {row.get('code', '')} "
+            f"| {row['wall']:.1f} "
             f"| {row['cpu']:.1f} | {row['peak_mb']:.0f} | {exp} | {row['load']:.1f} |"
         )
         prev[key] = row
@@ -449,6 +460,12 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=10)
     ap.add_argument("--runs", default="1,3,10", help="runs per score/report/compare")
     ap.add_argument("--commands", default="score,report,compare")
+    ap.add_argument(
+        "--tag",
+        default="",
+        help="names this timing's code (e.g. before/after): compare writes compare-<n>-<tag>, "
+        "and each row says it; run the script with another checkout's python to time its code",
+    )
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
     a.work.mkdir(parents=True, exist_ok=True)
@@ -458,7 +475,9 @@ def main() -> None:
     elif a.step == "make":
         make(a.work, sizes, a.models)
     elif a.step == "time":
-        rows = time_all(a.work, sizes, [int(x) for x in a.runs.split(",")], a.commands.split(","))
+        rows = time_all(
+            a.work, sizes, [int(x) for x in a.runs.split(",")], a.commands.split(","), a.tag
+        )
         print(table(rows))
     elif a.step == "page":
         for r in sizes:

@@ -78,3 +78,23 @@ def test_fingerprints_are_stable_and_ignore_dict_order():
     assert len(a) == 20 and int(a, 16) >= 0
     assert a == "eb1f81f60fe6f3c9dbdd"  # pinned: a change here re-asks every model of every run
     assert fingerprint("语速慢一点", {"é": 1}) == "384241ddd15c63e86f0b"  # Mandarin keys too
+
+
+def test_the_key_is_the_hash_of_its_parts_whatever_the_text():
+    """A plan keys a sample's turns from one serialisation of the sample (turn_key_head); the
+    key stays the hash of the parts as fingerprint() lays them out, for any text."""
+    from dataclasses import asdict
+
+    from stylebench.pipeline.keys import fingerprint, turn_fp_after, turn_key_head
+
+    odd = 'quote " backslash \\ 中文 ✓ \n tab\t'
+    ident = Identity.of(
+        {"name": odd, "revision": "1", "nested": {"b": 1, "a": [1.5]}}, DecodeConfig()
+    )
+    for s in (sample(), sample(content=odd, voice="zh-f1", lang="zh", emotion="happy")):
+        head = turn_key_head(ident, s)
+        for k, prior in ((1, []), (2, ["a" * 64]), (3, ["a" * 64, odd])):
+            plain = fingerprint(
+                "respond", ident.model_fp, asdict(ident.decode), asdict(s), k, list(prior)
+            )
+            assert turn_fp(ident, s, k, prior) == turn_fp_after(head, k, prior) == plain

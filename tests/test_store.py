@@ -232,3 +232,32 @@ def test_a_stage_with_its_own_record_kind_runs_stores_and_reloads_typed(tmp_path
         KeyError, match="no built-in record kind 'tally'; pass the stage's RecordKind"
     ):
         st.load("tally", {("s", 1): "fp1"})
+
+
+def test_spoiled_nested_values_are_refused_on_read_and_write(tmp_path):
+    """Empty containers and feature values of finite numbers by text skip the JSON round trip
+    (read 43K times a run): every other nested value is still checked."""
+    st = RunStore(tmp_path)
+    st.stage_path("features").write_text(
+        '{"sample_id": "a", "turn": 1, "status": "ok", "fp": "f", "values": {"x": NaN}}\n'
+        '{"sample_id": "a", "turn": 2, "status": "ok", "fp": "f", "values": {"x": {"y": 1}}}\n'
+        '{"sample_id": "a", "turn": 3, "status": "ok", "fp": "f", "values": {"x": 1.5}, '
+        '"raw": {"k": Infinity}}\n'
+        '{"sample_id": "b", "turn": 1, "status": "ok", "fp": "f", "values": {"x": 1.5, "n": 2}, '
+        '"flags": [], "raw": {}}\n',
+        encoding="utf-8",
+    )
+    st.stage_path("transcribe").write_text(
+        '{"sample_id": "a", "turn": 1, "status": "ok", "fp": "f", "words": [["w", NaN, 1.0]]}\n',
+        encoding="utf-8",
+    )
+    keys = want(("a", 1), ("a", 2), ("a", 3), ("b", 1))
+    got = st.load("features", keys)
+    assert "values['x'] must be finite" in got[("a", 1)].error
+    assert "values['x'] must be a number, got dict" in got[("a", 2)].error
+    assert "raw is not plain JSON" in got[("a", 3)].error
+    assert got[("b", 1)].status == "ok" and got[("b", 1)].values == {"x": 1.5, "n": 2}
+    heard = st.load("transcribe", want(("a", 1)))[("a", 1)]
+    assert heard.status == "error" and "words is not plain JSON" in heard.error
+    with pytest.raises(RecordError, match="values is not plain JSON"):
+        st.append("features", FeatureRecord("a", 1, "ok", "f", values={(1, 2): 1.0}))  # type: ignore[dict-item]

@@ -17,7 +17,8 @@ named in :data:`JUDGES`; prompts and strict parsing of LLM replies are in :mod:`
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Any, Literal, Protocol
 
 from stylebench.errors import UserError
@@ -63,7 +64,9 @@ class JudgeRequest:
     def fields(self) -> dict[str, Any]:
         """The request as a dict for keys and fingerprints; without ``notes`` when no exchange
         has one, so requests made before notes existed keep their keys."""
-        out = asdict(self)
+        # asdict's deep copy, for each of a run's 29K requests, only to be hashed: its fields
+        # are strings and tuples of strings, which JSON writes as asdict's copies
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in dataclass_fields(self)}
         if not any(self.notes):
             out.pop("notes")
         return out

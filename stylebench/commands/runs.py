@@ -184,6 +184,17 @@ def run(cfg: RunConfig, *, progress: bool = True) -> RunResult:
         )
 
 
+def current_identity(cfg: RunConfig) -> Identity:
+    """The identity a run of ``cfg`` would key its replies by: its model built (as
+    :func:`run` builds it), described and closed."""
+    with make_executor(cfg.executor) as executor:
+        model = executor.build(model_spec(cfg, None))
+        try:
+            return Identity.of(model.describe(), cfg.decode)
+        finally:
+            getattr(model, "close", lambda: None)()
+
+
 def _score_and_report(
     inv: Invocation, store: RunStore, samples: list[Sample], cfg: RunConfig, measured: Any
 ) -> dict[str, Any]:

@@ -113,13 +113,13 @@ def comparison(
         where = Path(calibration_out) if calibration_out else runs[0].root.parent
         manifest = runs[0].manifest
         made = ensure_calibration(manifest, [r.model for r in runs], where, progress=progress)
-        new = [p.name for p, existed in made if not existed]
-        old = [p.name for p, existed in made if existed]
+        new = [r.root.name for r, existed in made if not existed]
+        old = [r.root.name for r, existed in made if existed]
         if new:
             notes.append(f"calibration rows run for this comparison into {where}: {', '.join(new)}")
         if old:
             notes.append(f"calibration rows reused from {where}: {', '.join(old)}")
-        runs = unique_labels(runs + [load_run(p) for p, _ in made])
+        runs = unique_labels(runs + [r for r, _ in made])
         allowed = check_compatible(runs, allow)
     notes += asr_machine_warnings(runs)
     missing = [m for m in CALIBRATION if m not in {r.model for r in runs}]

@@ -24,13 +24,20 @@ CHECKS = ("dialogues", "thresholds", "asr", "judge", "measure")
 @dataclass(frozen=True)
 class RunData:
     """One run as a comparison needs it: its scores (computed once, as its report computes
-    them) and what is comparative: its label, the settings that must match, its provenance."""
+    them) and what is comparative: its label, the settings that must match, its provenance.
+
+    ``scored`` holds the run's scores whole but only the records a comparison reads after
+    scoring (:func:`compact`): a paper-size comparison holds 13 runs of 43.2K replies at once.
+    ``pending`` counts what a resume of the run would compute (replies not ok, units of later
+    stages without a current ok record); 0 for a finished run.
+    """
 
     label: str
     root: Path  # the run folder, resolved
     scored: ScoredRun
     settings: dict[str, dict[str, Any]]  # per CHECKS entry, what must match
     provenance: dict[str, Any]
+    pending: int = 0
 
     @property
     def model(self) -> str:
@@ -158,15 +165,54 @@ def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
 
     run = open_stored(run_dir)
     scored = score_stored(run)
+    measured = scored.measured
+    turns = sum(len(s.turn_numbers) for s in run.samples)
+    pending = turns - sum(r.status == "ok" for r in scored.replies.values())
+    pending += sum(c.get("pending", 0) for c in measured.counts.values())
     settings = _settings(run.manifest, run.cfg)
     root = Path(run_dir).resolve()
     return RunData(
         label=label or run.cfg.model,
         root=root,
-        scored=scored,
+        scored=compact(scored),
         settings=settings,
         provenance=_provenance(root, run.manifest, settings),
+        pending=pending,
     )
+
+
+def compact(scored: ScoredRun) -> ScoredRun:
+    """``scored`` with only the records a comparison reads once the run is scored, each with
+    only the fields it reads: the replies without ``raw`` and the transcripts without their
+    words and ``raw`` (a cell's sample page shows each turn's audio, text and transcript), the
+    features' DNSMOS scores (the quality table), the loudness records (its table). The scores
+    themselves (turn scores, each stage's part: the gate, the probe's scores) are kept whole; the
+    records of the other stages are gone (reading one raises ``KeyError``). A paper-size run's
+    records took about 1 GB as objects; a comparison holds 13 runs."""
+    from dataclasses import replace
+
+    from stylebench.records import FEATURES, RESPONSES, TRANSCRIPTS, RunRecords
+    from stylebench.scoring.quality import SCORES
+    from stylebench.stages.loudness import LOUDNESS
+    from stylebench.stages.outputs import Measured
+
+    recs = scored.records
+    quality = tuple(SCORES.values())
+    kept = RunRecords(
+        {
+            RESPONSES.name: {k: replace(r, raw={}) for k, r in recs.of(RESPONSES).items()},
+            TRANSCRIPTS.name: {
+                k: replace(r, words=[], raw={}) for k, r in recs.of(TRANSCRIPTS).items()
+            },
+            FEATURES.name: {
+                k: replace(r, values={n: r.values[n] for n in quality if n in r.values}, raw={})
+                for k, r in recs.of(FEATURES).items()
+            },
+            LOUDNESS.name: recs.get(LOUDNESS.name, {}),
+        }
+    )
+    measured = Measured(kept, scored.measured.info, scored.measured.counts)
+    return replace(scored, measured=measured)
 
 
 def _flat(d: Any, prefix: str) -> dict[str, Any]:

@@ -43,12 +43,13 @@ def cell_name(block: dict[str, Any]) -> str:
 
 
 def _audio_src(run: RunData, rel: str, page_dir: Path, embed: bool) -> str | None:
+    """The player's source of a reply's audio, from pages in ``page_dir`` (resolved)."""
     path = run.root / rel
     if not rel or not path.is_file():
         return None
     if embed:
         return "data:audio/wav;base64," + base64.b64encode(path.read_bytes()).decode()
-    return urllib.parse.quote(os.path.relpath(path, page_dir.resolve()).replace(os.sep, "/"))
+    return urllib.parse.quote(os.path.relpath(path, page_dir).replace(os.sep, "/"))
 
 
 def sample_pages(
@@ -59,7 +60,7 @@ def sample_pages(
 
     common = shared_samples(runs)
     by_label = {r.label: r for r in common.runs}
-    page_dir = out / SAMPLES_DIR
+    page_dir = (out / SAMPLES_DIR).resolve()  # once: 43K replies a run link from it
     pages = {}
     for i, b in enumerate(result["cells"]):
         key = tuple(b[k] for k in ("dim", "direction", "lang", "pair", "group"))

@@ -176,7 +176,8 @@ def run_stage(
     """Plan, load what is done, compute the rest, append and count.
 
     Args:
-        compute: False only collects the current records (for ``stylebench report``).
+        compute: False only collects the current records (for ``stylebench report``); its
+            counts' ``pending`` is then the number of units a run would compute (absent: none).
         strict: the stage's declared errors stop the run instead of becoming error records.
         progress: a bar of the stage's units, done / total and time left
             (:func:`stylebench.pipeline.progress.open_bar`: True a tqdm bar, or a
@@ -193,8 +194,11 @@ def run_stage(
     for unit in units:
         before = sum(is_ok(done.get(k)) for k in unit.fps)
         counts["skipped"] += before
-        if compute and before < len(unit.fps):
-            todo.append(unit)
+        if before < len(unit.fps):
+            if compute:
+                todo.append(unit)
+            else:  # what a run would compute here: a collect says how much is left
+                counts["pending"] = counts.get("pending", 0) + 1
     bar = open_bar(
         progress if compute else False,
         stage.name,

@@ -23,7 +23,13 @@ from typing import Any, ClassVar
 from stylebench.atomic import replace_with
 from stylebench.audio import sha256_file
 from stylebench.pipeline.blobs import Blob
-from stylebench.pipeline.keys import Identity, turn_fp
+from stylebench.pipeline.keys import (
+    Identity,
+    turn_fp,
+    turn_fp_after,
+    turn_key_head,
+    turn_key_prefix,
+)
 from stylebench.pipeline.stage import Unit, is_ok, repeated
 from stylebench.records import RESPONSES, Key, RecordKind, RespondRecord, Sample, Turn
 from stylebench.stages.respond_job import ReplyLimits, ReplyOut, RespondJob, plain_json, script_of
@@ -73,14 +79,16 @@ class RespondStage:
         keys = [(s.id, k) for s in self.samples for k in s.turn_numbers]
         index = self.store.index(self.records, keys)
         units = []
+        prefix = turn_key_prefix(self.identity)
         for s in self.samples:
             fps: dict[Key, str] = {}
             prior: list[str] = []
             broken = False
+            head = turn_key_head(self.identity, s, prefix)  # turn_fp's common part, once
             for k in s.turn_numbers:
                 # a turn's key covers the replies before it; after a turn that is not ok, the
                 # later turns are keyed as compute() keys their "not asked" records
-                fps[(s.id, k)] = fp = turn_fp(self.identity, s, k, prior)
+                fps[(s.id, k)] = fp = turn_fp_after(head, k, prior)
                 rec = index.get(((s.id, k), fp))
                 if not broken and is_ok(rec):
                     prior.append(rec.sha256)
