@@ -16,8 +16,6 @@ Shared fixtures (expensive inputs, computed once per test session, READ-ONLY):
 - ``reference_run`` (session, per worker): one finished run (reference, volume, en, 2 samples,
   stand-in ASR and judge), as ``(RunResult, judge calls)``.
 - ``chromium_path`` (session): Debian's chromium for Playwright.
-- ``features_in_process`` (session, autouse): a run made in a test process measures its features
-  there unless the test asks for a pool (``feature_workers`` >= 2).
 
 Rules:
 
@@ -122,24 +120,6 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("STYLEBENCH_CACHE", None)
     else:
         os.environ["STYLEBENCH_CACHE"] = old
-
-
-@pytest.fixture(scope="session", autouse=True)
-def features_in_process():
-    """A run made in a test process measures its features in that process unless the test asks
-    for a pool (``feature_workers`` of 2 or more; tests/test_executors.py checks that a pool
-    writes the same records as one process). ``--feature-workers 0`` means one process per core,
-    and the suite already runs one worker per core: a pool per run only started processes that
-    each loaded the feature models again. Runs the tests start as programs keep the default."""
-    from stylebench.executors import serial
-
-    class InProcess(serial.SerialExecutor):
-        def __init__(self, feature_workers: int = 0) -> None:
-            super().__init__(feature_workers or 1)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(serial, "SerialExecutor", InProcess)
-        yield
 
 
 @pytest.fixture(autouse=True)
