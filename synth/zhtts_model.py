@@ -121,6 +121,7 @@ class ZhttsModel:
     """
 
     def __init__(self, asset_dir: Path, cache_dir: Path, threads: int = 1) -> None:
+        self.asset_dir = asset_dir
         mapper = json.loads(verified(asset_dir, "baker_mapper.json").read_text(encoding="utf-8"))
         self.symbol_to_id: dict[str, int] = mapper["symbol_to_id"]
         self.pinyin_table: dict[str, list[str]] = mapper["pinyin_dict"]

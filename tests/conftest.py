@@ -2,7 +2,7 @@
 
 How the suite runs: ``make test`` runs pytest with pytest-xdist, one worker process per core
 (``-n auto``), each test file on one worker (``--dist loadfile``), so a file's module fixtures are
-built once. ``pytest tests/test_x.py`` alone runs in one process as before. Every worker has its
+built once; the files go out longest first (``pytest_collection_modifyitems`` below). ``pytest tests/test_x.py`` alone runs in one process as before. Every worker has its
 own session: its own cache (``isolated_cache``), scratch folder and temporary folders, so no two
 workers write to one folder, and session fixtures are per worker unless they are *shared* below.
 
@@ -50,6 +50,30 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: read-only fixture folders this worker used, and their state as built
 _SHARED: dict[Path, dict[str, list[int]]] = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The test files longest first (``tests/file_costs.json``, written by
+    ``scripts/test_costs.py`` from a measured run; a file not listed counts as 0 s), each file's
+    tests in their own order. pytest-xdist hands ``--dist loadfile`` work out in this order with
+    ``--no-loadscope-reorder`` (the Makefile), so the files taken last are short ones and the
+    workers end together; what a test checks does not depend on it."""
+    path = Path(__file__).with_name("file_costs.json")
+    longest_files_first(items, json.loads(path.read_text(encoding="utf-8")))
+
+
+def longest_files_first(items: list, costs: dict[str, float]) -> None:
+    """Sort ``items`` (anything with a ``nodeid``) in place: files by ``costs`` (seconds; not
+    listed: 0), longest first; ties and each file's tests in the order they came."""
+    first: dict[str, int] = {}
+    for k, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], k)
+
+    def key(item: pytest.Item) -> tuple[float, int]:
+        name = item.nodeid.split("::")[0]
+        return (-float(costs.get(name, 0.0)), first[name])
+
+    items.sort(key=key)
 
 
 def _tool_missing() -> list[str]:

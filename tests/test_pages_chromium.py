@@ -66,14 +66,12 @@ def _check_pages(paths: list[Path], chromium: str, shot: Path | None = None) -> 
     seen = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        # one tab opens every page in turn (a tab per page cost more than the pages' checks)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         for n, page_path in enumerate(paths):
-            errors: list[str] = []
-            page = browser.new_page(viewport={"width": 1300, "height": 900})
-            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-            page.on(
-                "console",
-                lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None,
-            )
             page.goto(page_path.as_uri())
             images = page.evaluate(
                 """() => Array.from(document.images).map(i => ({
@@ -96,7 +94,7 @@ def _check_pages(paths: list[Path], chromium: str, shot: Path | None = None) -> 
                 page.screenshot(path=str(shot), full_page=False)
             seen.append(
                 {
-                    "errors": errors,
+                    "errors": list(errors),
                     "images": images,
                     "sources": sources,
                     "loaded": loaded,
@@ -105,7 +103,8 @@ def _check_pages(paths: list[Path], chromium: str, shot: Path | None = None) -> 
                     "scripts": page.locator("script").count(),
                 }
             )
-            page.close()
+            errors.clear()
+        page.close()
         browser.close()
     return seen
 

@@ -12,7 +12,7 @@ import importlib.util
 import json
 import shutil
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -28,6 +28,7 @@ from stylebench.synth.onnx_noise import (
     run_seeded,
     seed_random_nodes,
 )
+from stylebench.synth.renderings import Renderings
 
 TEXTS = ("Could you tell me the way to the station, please?", "Owls see well at night.")
 _GRAPH = [m for m in ("onnx", "onnxruntime") if not importlib.util.find_spec(m)]
@@ -142,7 +143,7 @@ def fresh(monkeypatch):
     """No rendering kept from an earlier test: each one here is computed."""
     from stylebench.synth import piper
 
-    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())
+    monkeypatch.setattr(piper, "_RENDERED", Renderings())
     return piper
 
 

