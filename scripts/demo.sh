@@ -30,25 +30,7 @@ if [ -f "$SETUP_LOG" ]; then
 fi
 # a row folder left by a demo on another dialogue set (the default set is rebuilt when its builder
 # or its pools change) is moved aside, not resumed: a run refuses to mix two sets
-"${VENV:-.venv}/bin/python" - "${ROWS[@]}" <<'PY'
-import json, sys
-from pathlib import Path
-from stylebench.dialogues.sets import default_set_path
-now = str(default_set_path())
-for m in sys.argv[1:]:
-    row = Path("runs") / f"demo-{m}"
-    try:
-        d = json.loads((row / "manifest.json").read_text(encoding="utf-8"))["dialogues"]
-    except (OSError, ValueError, KeyError):
-        continue  # no row yet (or not a finished manifest: the run itself says what is wrong)
-    if d.get("path") != now:
-        old = row.with_name(f"{row.name}.{d.get('set_version', 'old')}")
-        k = 1
-        while old.exists():
-            old, k = row.with_name(f"{row.name}.{d.get('set_version', 'old')}.{k}"), k + 1
-        row.rename(old)
-        print(f"  {row} was a run of another dialogue set ({d.get('path')}): moved to {old}")
-PY
+"${VENV:-.venv}/bin/python" scripts/demo_rows.py "${ROWS[@]}"
 echo "demo: reference, neutral and shuffled on pitch, $LIMIT samples per cell, side by side (progress: $LOGS/)"
 start=$SECONDS
 pids=()
