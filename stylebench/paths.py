@@ -189,7 +189,11 @@ def offline_models(offline: Sequence[str] = ()) -> str:
 
 
 def _fetch_config(hub_id: str) -> None:
-    """Ask the hub for ``hub_id``'s ``config.json`` (a few kB): it exists and is reachable."""
+    """Ask the hub for ``hub_id``'s ``config.json`` (a few kB): it exists and is reachable.
+    ``HF_HUB_OFFLINE`` is read now: huggingface_hub reads it once, when it is first imported, so
+    a process that imported it before the variable was set would still try the network (and wait
+    out its timeouts with no network)."""
     from huggingface_hub import hf_hub_download
 
-    hf_hub_download(hub_id, "config.json")
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+    hf_hub_download(hub_id, "config.json", local_files_only=offline)

@@ -458,3 +458,30 @@ def test_config_that_is_a_folder(tmp_path, capsys):
     code, err = cli(capsys, "run", "--model", "reference", "--config", str(tmp_path))
     one_line_user_error(code, err, tmp_path, f"config file {tmp_path} is a folder, not a file")
     assert "does not exist" not in err
+
+
+def test_a_hub_lookup_with_hf_hub_offline_set_late_asks_no_server(tmp_path, monkeypatch):
+    """huggingface_hub reads HF_HUB_OFFLINE once, at its import: a process that imported it
+    before the variable was set asked the server anyway (with no network, a wait of its
+    timeouts). The lookup reads the variable when it runs."""
+    import huggingface_hub.constants
+    import huggingface_hub.file_download as fd
+
+    from stylebench.paths import find_weights
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # imported online
+    asked: list[str] = []
+
+    def server(*args, **kwargs):
+        asked.append(str(args[:1]))
+        raise OSError("the test has no network")
+
+    monkeypatch.setattr(fd, "get_hf_file_metadata", server)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the autouse fixture sets it too
+    with pytest.raises(BadValue, match="looked up as a hub id: not in the Hugging Face cache"):
+        find_weights("org/model", "--judge-model", marker="config.json")
+    assert asked == []
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # online: the server is asked
+    with pytest.raises(BadValue, match="not fetched"):
+        find_weights("org/model", "--judge-model", marker="config.json")
+    assert len(asked) >= 1
