@@ -399,6 +399,7 @@ def compare(
             ``compare`` extra.
     """
     from stylebench.compare.command import comparison, write_comparison
+    from stylebench.compare.load import records_held
 
     pd = pandas()
     dirs = [str(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
@@ -412,9 +413,10 @@ def compare(
         "calibration_out": calibration_out,
         "progress": progress,
     }
-    result, runs = comparison(dirs, **kw)
-    if out is not None:
-        write_comparison(result, runs, out)
+    with records_held():  # as ``stylebench compare``: runs read are left out of collections
+        result, runs = comparison(dirs, **kw)
+        if out is not None:
+            write_comparison(result, runs, out)
     keys = ("dim", "direction", "lang", "pair", "group")
     cells, pairwise = [], []
     for block in result["cells"]:

@@ -110,3 +110,45 @@ def test_finished_calibration_rows_are_read_not_resumed(compared, tmp_path, monk
     again, _, _ = compare_command([out / compared["neutral"].name], out=out / "c", n_boot=50)
     assert resumed == ["reference"]
     assert again["cells"] == compared["result"]["cells"]
+
+
+def test_runs_read_for_a_comparison_are_left_out_of_later_collections(compared):
+    """Inside ``records_held`` each run read is frozen (``gc.freeze``) after a collection, so
+    the cycle collector no longer walks it while the next runs are read; on leaving, the objects
+    go back to the collector. A block inside another, or in a process that froze objects of its
+    own first, changes nothing; the runs read are the same either way."""
+    import gc
+
+    from stylebench.compare.load import records_held
+
+    dirs = _dirs(compared)
+    assert gc.get_freeze_count() == 0
+    plain = [load_run(d) for d in dirs]
+    assert gc.get_freeze_count() == 0  # outside a block, reading freezes nothing
+    with records_held():
+        held = [load_run(dirs[0])]
+        after_one = gc.get_freeze_count()
+        with records_held():  # nested: the outer block owns the heap
+            held += [load_run(d) for d in dirs[1:]]
+        assert gc.get_freeze_count() > after_one > 0
+    assert gc.get_freeze_count() == 0
+    assert [r.scored for r in held] == [r.scored for r in plain]
+    gc.freeze()  # something else froze objects first: the block leaves the heap to it
+    try:
+        frozen = gc.get_freeze_count()
+        with records_held():
+            load_run(dirs[0])
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_compare_command_gives_the_heap_back(compared, tmp_path):
+    import gc
+
+    rows = tmp_path / "rows"
+    shutil.copytree(compared["out"], rows, ignore=shutil.ignore_patterns("cmp"))
+    dirs = sorted(p for p in rows.iterdir() if (p / "manifest.json").is_file())
+    result, _, _ = compare_command(dirs, out=tmp_path / "cmp", n_boot=50)
+    assert gc.get_freeze_count() == 0 and result["cells"]

@@ -10,7 +10,13 @@ from typing import Any
 from stylebench.compare.build import compare_runs, unique_labels
 from stylebench.compare.calibrate import CALIBRATION, ensure_calibration
 from stylebench.compare.files import write_files
-from stylebench.compare.load import RunData, asr_machine_warnings, check_compatible, load_run
+from stylebench.compare.load import (
+    RunData,
+    asr_machine_warnings,
+    check_compatible,
+    load_run,
+    records_held,
+)
 from stylebench.compare.md import render_md
 
 
@@ -43,18 +49,19 @@ def compare_command(
     Raises:
         ValueError: incompatible runs, fewer than two rows in all, or no shared samples.
     """
-    result, runs = comparison(
-        run_dirs,
-        allow=allow,
-        cluster=cluster,
-        n_boot=n_boot,
-        seed=seed,
-        alpha=alpha,
-        calibration=calibration,
-        calibration_out=calibration_out,
-        progress=progress,
-    )
-    md, folder = write_comparison(result, runs, out, embed_audio=embed_audio)
+    with records_held():  # the runs read are left out of later garbage collections
+        result, runs = comparison(
+            run_dirs,
+            allow=allow,
+            cluster=cluster,
+            n_boot=n_boot,
+            seed=seed,
+            alpha=alpha,
+            calibration=calibration,
+            calibration_out=calibration_out,
+            progress=progress,
+        )
+        md, folder = write_comparison(result, runs, out, embed_audio=embed_audio)
     return result, md, folder
 
 
