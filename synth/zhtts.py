@@ -238,13 +238,13 @@ class ZhttsSynth:
         Raises:
             ValueError: empty text, or text the voice cannot read.
         """
-        clauses = split_clauses(text)
+        clauses = split_clauses(text)  # text it cannot say fails before a model is loaded
         model = self.model()
-        ids = [clause_to_ids(c.text, model.symbol_to_id, model.pinyin_table) for c in clauses]
         key = (str(model.asset_dir), PATCHED_SHA256, self.threads, text, native, rendering)
         kept = _RENDERED.get(key)
         if kept is not None:
             return kept
+        ids = [clause_to_ids(c.text, model.symbol_to_id, model.pinyin_table) for c in clauses]
         parts: list[np.ndarray] = []
         with self._lock:  # LiteRT interpreters are stateful: one clause at a time
             for clause, clause_ids in zip(clauses, ids, strict=True):
