@@ -152,3 +152,33 @@ def test_compare_command_gives_the_heap_back(compared, tmp_path):
     dirs = sorted(p for p in rows.iterdir() if (p / "manifest.json").is_file())
     result, _, _ = compare_command(dirs, out=tmp_path / "cmp", n_boot=50)
     assert gc.get_freeze_count() == 0 and result["cells"]
+
+
+@pytest.mark.parametrize(
+    ("root", "pages", "rel"),
+    [
+        ("runs/m1", "out/samples", "audio/s 1_t1.wav"),  # the common case: a run elsewhere
+        ("out/samples", "out/samples", "audio/x.wav"),  # the pages inside the run folder
+        ("runs/m1", "runs/m1/sub", "audio/x.wav"),
+        ("runs/m1", "out/samples", "../m2/audio/x.wav"),  # a hand-edited record: normalised
+        ("runs/m1", "out/samples", "audio//x.wav"),
+        ("runs/m1", "out/samples", "./audio/x.wav"),
+    ],
+)
+def test_a_players_link_is_the_path_relpath_gives(tmp_path, root, pages, rel):
+    """Links to replies' audio are made from the run folder's path relative to the pages
+    (once per run) joined with the record's path; they are exactly the ones ``os.path.relpath``
+    gives for each reply."""
+    import os
+    import types
+    import urllib.parse
+
+    from stylebench.compare.sample_pages import _audio_src
+
+    run_root, page_dir = (tmp_path / root).resolve(), (tmp_path / pages).resolve()
+    (run_root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (run_root / rel).write_bytes(b"RIFF")
+    run = types.SimpleNamespace(root=run_root)
+    want = urllib.parse.quote(os.path.relpath(run_root / rel, page_dir))
+    assert _audio_src(run, rel, page_dir, False) == want  # type: ignore[arg-type]
+    assert _audio_src(run, "audio/missing.wav", page_dir, False) is None

@@ -243,6 +243,11 @@ def test_spoiled_nested_values_are_refused_on_read_and_write(tmp_path):
         '{"sample_id": "a", "turn": 2, "status": "ok", "fp": "f", "values": {"x": {"y": 1}}}\n'
         '{"sample_id": "a", "turn": 3, "status": "ok", "fp": "f", "values": {"x": 1.5}, '
         '"raw": {"k": Infinity}}\n'
+        '{"sample_id": "a", "turn": 4, "status": "ok", "fp": "f", "raw": {"k": [1e999]}}\n'
+        '{"sample_id": "a", "turn": 5, "status": "ok", "fp": "f", "raw": {"k": 1'
+        + "0"
+        * 300
+        + "e9}}\n"
         '{"sample_id": "b", "turn": 1, "status": "ok", "fp": "f", "values": {"x": 1.5, "n": 2}, '
         '"flags": [], "raw": {}}\n',
         encoding="utf-8",
@@ -251,13 +256,40 @@ def test_spoiled_nested_values_are_refused_on_read_and_write(tmp_path):
         '{"sample_id": "a", "turn": 1, "status": "ok", "fp": "f", "words": [["w", NaN, 1.0]]}\n',
         encoding="utf-8",
     )
-    keys = want(("a", 1), ("a", 2), ("a", 3), ("b", 1))
+    keys = want(("a", 1), ("a", 2), ("a", 3), ("a", 4), ("a", 5), ("b", 1))
     got = st.load("features", keys)
     assert "values['x'] must be finite" in got[("a", 1)].error
     assert "values['x'] must be a number, got dict" in got[("a", 2)].error
-    assert "raw is not plain JSON" in got[("a", 3)].error
+    for turn in (3, 4, 5):  # Infinity, and numbers past the float range (json.loads: inf)
+        assert "raw is not plain JSON" in got[("a", turn)].error
     assert got[("b", 1)].status == "ok" and got[("b", 1)].values == {"x": 1.5, "n": 2}
     heard = st.load("transcribe", want(("a", 1)))[("a", 1)]
     assert heard.status == "error" and "words is not plain JSON" in heard.error
     with pytest.raises(RecordError, match="values is not plain JSON"):
         st.append("features", FeatureRecord("a", 1, "ok", "f", values={(1, 2): 1.0}))  # type: ignore[dict-item]
+
+
+def test_a_line_read_as_plain_json_without_the_check_is_plain_json():
+    """Reading skips serialising nested data again when the line's text cannot parse to a
+    non-finite number: every line it lets through must give plain JSON, and every way of
+    writing a non-finite number in JSON text must be sent to the check."""
+    import json
+    import random
+
+    from stylebench.records import is_plain_json_text
+
+    rng = random.Random(7)
+    tokens = ["NaN", "Infinity", "-Infinity", "1e999", "-2E+400", "1" + "0" * 320, "0.5"]
+    tokens += [f"{rng.random()}e{rng.randint(-99, 99)}" for _ in range(30)]
+    tokens += ["1" + "0" * n + f".5e{e}" for n in (50, 98, 99, 150, 310) for e in (0, 9, 99, 250)]
+    tokens += ['"NaN in a word"', '"e123"', "123456789", "-0.0", "2.5E-7"]
+    for tok in tokens:
+        line = '{"sample_id": "a", "raw": {"k": [' + tok + "]}}"
+        value = json.loads(line)
+        try:
+            json.dumps(value, allow_nan=False)
+            plain = True
+        except ValueError:
+            plain = False
+        assert plain or not is_plain_json_text(line), tok
+    assert is_plain_json_text('{"raw": {"k": [0.25, 3e-5, 12]}, "text": "a word"}')
