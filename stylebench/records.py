@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import json
 import math
-import re
 import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
@@ -400,11 +399,7 @@ def _check_number(cls: type, name: str, value: Any) -> None:
         raise RecordError(f"{cls.__name__}.{name} must be finite, got {value!r}")
 
 
-def _check_field(
-    cls: type, name: str, hint: Any, value: Any, kind: str = "", parsed: bool = False
-) -> None:
-    """Check one field; ``parsed``: the value comes from JSON text without a non-finite
-    constant (:func:`from_json_dict`), so nested data is plain JSON already."""
+def _check_field(cls: type, name: str, hint: Any, value: Any, kind: str = "") -> None:
     kind = kind or _kind(hint)
     if kind == "scalar":
         if not isinstance(value, _SCALARS[hint]) or (hint is int and isinstance(value, bool)):
@@ -435,8 +430,6 @@ def _check_field(
                     _check_number(cls, f"values[{k!r}]", v)
             if all(type(k) is str for k in value):  # finite numbers by text: plain JSON
                 return
-        if parsed:  # what json.loads makes of text without NaN or Infinity is plain JSON
-            return
         try:  # nested data must be plain JSON: no NaN/inf, no objects
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -452,12 +445,8 @@ def _schema(cls: type) -> tuple[tuple[str, Any, str], ...]:
     return tuple((f.name, hints[f.name], _kind(hints[f.name])) for f in dataclasses.fields(cls))
 
 
-def validate_record(record: Any, parsed: bool = False) -> Any:
+def validate_record(record: Any) -> Any:
     """Check every field of a stage record against its declared type; returns the record.
-
-    ``parsed``: the record was built from JSON text that holds no ``NaN`` or ``Infinity``
-    (:func:`from_json_dict` with ``plain=True``); its nested data is then plain JSON by
-    construction and is not serialised again to prove it (half the time of reading a run).
 
     Raises:
         RecordError: a field of the wrong type, a non-finite number, an unknown status, or nested
@@ -465,7 +454,7 @@ def validate_record(record: Any, parsed: bool = False) -> Any:
     """
     cls = type(record)
     for name, hint, kind in _schema(cls):
-        _check_field(cls, name, hint, getattr(record, name), kind, parsed)
+        _check_field(cls, name, hint, getattr(record, name), kind)
     return record
 
 
@@ -494,31 +483,14 @@ def kind_of(stage: RecordKind[R] | str) -> RecordKind[R]:
     raise KeyError(f"no built-in record kind {stage!r}; pass the stage's RecordKind")
 
 
-def from_json_dict(stage: RecordKind[R] | str, d: dict[str, Any], plain: bool = False) -> R:
+def from_json_dict(stage: RecordKind[R] | str, d: dict[str, Any]) -> R:
     """Rebuild the typed record of ``stage`` (its kind, or a built-in kind's name) from its JSON
     dict, ignoring unknown keys.
-
-    ``plain``: ``d`` is what ``json.loads`` made of a line with no ``NaN``/``Infinity`` token
-    (:func:`is_plain_json_text`), so its nested data needs no check for plain JSON.
 
     Raises:
         RecordError: the dict does not make a valid record of that stage.
     """
-    return _build(kind_of(stage).type, d, plain)
-
-
-#: what in JSON text can parse to a non-finite float: Python's parser accepts ``NaN`` and
-#: ``Infinity``, and a number past the float range (``1e999``, or 400 digits) becomes ``inf``;
-#: with an exponent under 100 and fewer than 100 digits in a row, every number is below 1e200
-_NON_FINITE_TEXT = re.compile(r"NaN|Infinity|[eE][+-]?\d{3}|\d{100}")
-
-
-def is_plain_json_text(line: str) -> bool:
-    """Whether ``json.loads(line)`` can only give plain JSON: keys are strings and values
-    strings, booleans, null, lists, objects and *finite* numbers, unless the text holds
-    something that parses to a non-finite float (:data:`_NON_FINITE_TEXT`). Text in a string
-    that looks like one (a word ``NaN``, a long number) only costs the full check."""
-    return _NON_FINITE_TEXT.search(line) is None
+    return _build(kind_of(stage).type, d)
 
 
 def timing_from_json(d: dict[str, Any]) -> Any:
@@ -538,13 +510,13 @@ def _names(cls: type) -> frozenset[str]:
     return frozenset(name for name, _, _ in _schema(cls))
 
 
-def _build(cls: type, d: dict[str, Any], plain: bool = False) -> Any:
+def _build(cls: type, d: dict[str, Any]) -> Any:
     names = _names(cls)
     try:
         record = cls(**{k: v for k, v in d.items() if k in names})
     except TypeError as exc:
         raise RecordError(f"not a {cls.__name__}: {exc}") from None
-    return validate_record(record, parsed=plain)
+    return validate_record(record)
 
 
 def error_record(stage: RecordKind[R] | str, key: Key, fp: str, message: str) -> R:

@@ -36,7 +36,6 @@ from stylebench.records import (
     RecordKind,
     error_record,
     from_json_dict,
-    is_plain_json_text,
     kind_of,
     timing_from_json,
     to_json_dict,
@@ -145,10 +144,8 @@ class RunStore:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _iter_parsed(self, path: Path) -> Iterator[tuple[dict[str, Any], bool]]:
-        """The JSON objects of a JSONL file in order, each with whether its line can only give
-        plain JSON (:func:`~stylebench.records.is_plain_json_text`); torn or corrupt lines are
-        skipped."""
+    def _iter_lines(self, path: Path) -> Iterator[dict[str, Any]]:
+        """The JSON objects of a JSONL file in order; torn or corrupt lines are skipped."""
         if not path.exists():
             return
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -163,12 +160,7 @@ class RunStore:
                 log.warning("%s: dropped %s", path.name, where)
                 continue
             if isinstance(d, dict):
-                yield d, is_plain_json_text(line)
-
-    def _iter_lines(self, path: Path) -> Iterator[dict[str, Any]]:
-        """The JSON objects of a JSONL file in order; torn or corrupt lines are skipped."""
-        for d, _ in self._iter_parsed(path):
-            yield d
+                yield d
 
     def iter_raw(self, stage: str) -> Iterator[dict[str, Any]]:
         """Yield the parseable records of a stage in file order; torn or corrupt lines are skipped."""
@@ -214,15 +206,13 @@ class RunStore:
         kind = kind_of(stage)
         wanted = set(keys)
         out: dict[tuple[Key, str], Any] = {}
-        for d, plain in self._iter_parsed(self.stage_path(kind.name)):
-            if "sample_id" not in d or "turn" not in d:
-                continue
+        for d in self.iter_raw(kind.name):
             key = (str(d["sample_id"]), _as_turn(d["turn"]))
             fp = d.get("fp")
             if key not in wanted or not isinstance(fp, str):
                 continue
             try:
-                rec = from_json_dict(kind, d, plain)
+                rec = from_json_dict(kind, d)
             except RecordError as exc:
                 log.warning("%s: unreadable record for %s: %s", kind.name, key, exc)
                 rec = error_record(kind, key, fp, f"stored record unreadable: {exc}")
