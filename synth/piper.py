@@ -85,7 +85,8 @@ VOICES: dict[str, Voice] = {
     )
 }
 #: renderings (the voice's speech, WORLD-shifted for a derived voice, before the FFmpeg style),
-#: kept per process (:mod:`stylebench.synth.renderings` says why that is safe)
+#: kept per process and on disk for the machine's other processes (:mod:`stylebench.synth.renderings`
+#: says why that is safe)
 _RENDERED = Renderings(disk="piper")
 
 _BACKEND = re.compile(r"joe(?::f0=([+-]?\d+(?:\.\d+)?),formant=([+-]?\d+(?:\.\d+)?))?")

