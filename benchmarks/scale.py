@@ -25,7 +25,9 @@ elements and audio players, a table sorted, a cell's sample page opened by its l
 ``time``: ``stylebench score`` / ``report`` on 1, 3 and 10 runs (one after the other), and
 ``stylebench compare`` of 1, 3 and 10 runs (the calibration rows found beside them, read, or
 resumed where a resume would compute something, as a real comparison does), each as its own
-process; wall and CPU seconds and the peak resident memory of the largest process
+process: ``compare`` with no kept copies of the runs' scores (it reads the records and keeps
+copies, stylebench/compare/kept.py) and ``compare-kept``, the same comparison again, reading
+them (each timing has its own cache root, ``<work>/cache[-<tag>]``); wall and CPU seconds and the peak resident memory of the largest process
 (``os.wait4``), and the growth exponent between sizes (``log(t2 / t1) / log(n2 / n1)``: 1.0 is
 linear). ``--tag`` names the code timed (each row says it; compare writes ``compare-<n>-<tag>``):
 run the script with another checkout's python to time that checkout's ``stylebench`` beside
@@ -339,13 +341,27 @@ def make(work: Path, sizes: list[int], n_models: int) -> None:
 # -- time --------------------------------------------------------------------------------------
 
 
-def timed(cmd: list[str], log: Path) -> dict[str, float]:
+def kept_cache(work: Path, tag: str, *, empty: bool) -> Path:
+    """The cache root the comparisons of this timing use: its own, so that the kept copies of
+    the runs' scores (stylebench/compare/kept.py) are those of this code and this work folder
+    only; ``empty`` removes the copies first. Its models folder is the user's (read only)."""
+    from_user = Path(os.environ.get("STYLEBENCH_CACHE") or Path.home() / ".cache" / "stylebench")
+    cache = work / (f"cache-{tag}" if tag else "cache")
+    cache.mkdir(parents=True, exist_ok=True)
+    if not (cache / "models").exists() and (from_user / "models").is_dir():
+        (cache / "models").symlink_to(from_user / "models", target_is_directory=True)
+    if empty:
+        shutil.rmtree(cache / "compare-kept", ignore_errors=True)
+    return cache
+
+
+def timed(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> dict[str, float]:
     """Wall and CPU seconds and peak RSS (MB, the largest process) of ``cmd``."""
     with open(log, "ab") as fh:
         fh.write(("$ " + " ".join(cmd) + "\n").encode())
         fh.flush()
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=fh)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=fh, env=env)
         _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -365,9 +381,16 @@ def time_all(
         for cmd in commands:
             for n in n_runs:
                 print(f"x{r} {cmd} {n} ({conditions()})", flush=True)
-                if cmd == "compare":
-                    out = work / f"x{r}" / (f"compare-{n}-{tag}" if tag else f"compare-{n}")
-                    got = timed(sb("compare", *map(str, models[:n]), "--out", str(out)), log)
+                if cmd in ("compare", "compare-kept"):
+                    # compare: no kept copies (the runs' records read, scored and kept);
+                    # compare-kept: the same comparison again, reading the copies compare kept
+                    name = f"compare-{n}-{tag}" if tag else f"compare-{n}"
+                    out = work / f"x{r}" / (name + ("-kept" if cmd == "compare-kept" else ""))
+                    cache = kept_cache(work, tag, empty=cmd == "compare")
+                    env = {**os.environ, "STYLEBENCH_CACHE": str(cache)}
+                    got = timed(
+                        sb("compare", *map(str, models[:n]), "--out", str(out)), log, env=env
+                    )
                 else:
                     got = {"wall": 0.0, "cpu": 0.0, "peak_mb": 0.0}
                     for m in models[:n]:
@@ -459,7 +482,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="3,30,300,600", help="clones of each seed sample")
     ap.add_argument("--models", type=int, default=10)
     ap.add_argument("--runs", default="1,3,10", help="runs per score/report/compare")
-    ap.add_argument("--commands", default="score,report,compare")
+    ap.add_argument("--commands", default="score,report,compare,compare-kept")
     ap.add_argument(
         "--tag",
         default="",

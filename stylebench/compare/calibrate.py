@@ -21,13 +21,32 @@ CALIBRATION = ("reference", "neutral", "shuffled")
 log = logging.getLogger(__name__)
 
 #: options that belong to the compared model's run, not to the calibration rows'
-_RUN_ONLY = ("model", "model_args", "worker_python", "run_id", "out", "turn_timeout_s")
+RUN_ONLY = ("model", "model_args", "worker_python", "run_id", "out", "turn_timeout_s")
 
 
 def calibration_config(manifest: Mapping[str, Any], model: str, out: Path) -> RunConfig:
     """The stored config of a compared run with ``model`` in its place, writing under ``out``."""
-    base = {k: v for k, v in flatten(manifest["config"]).items() if k not in _RUN_ONLY}
+    base = {k: v for k, v in flatten(manifest["config"]).items() if k not in RUN_ONLY}
     return resolve_config({"model": model, "out": str(out)}, base=base)
+
+
+def calibration_folders(
+    manifest: Mapping[str, Any],
+    present: Sequence[str],
+    out: Path,
+    rows: Sequence[str] = CALIBRATION,
+) -> list[tuple[str, RunConfig, Path]]:
+    """``(model, config, run folder)`` of each calibration row not in ``present``: where a
+    comparison of a run with ``manifest`` finds it under ``out`` (or makes it)."""
+    from stylebench.commands.runs import load_dialogues
+
+    out_rows = []
+    for model in rows:
+        if model in present:
+            continue
+        cfg = calibration_config(manifest, model, out)
+        out_rows.append((model, cfg, out / cfg.default_run_id(load_dialogues(cfg)[2])))
+    return out_rows
 
 
 def ensure_calibration(
@@ -43,15 +62,11 @@ def ensure_calibration(
     A row that is not there is run; one that is there is read once, and resumed (then read
     again) only where resuming it could compute something (:func:`resume_computes_nothing`).
     """
-    from stylebench.commands.runs import load_dialogues, run
+    from stylebench.commands.runs import run
     from stylebench.compare.load import load_run
 
     made = []
-    for model in rows:
-        if model in present:
-            continue
-        cfg = calibration_config(manifest, model, out)
-        folder = out / cfg.default_run_id(load_dialogues(cfg)[2])
+    for model, cfg, folder in calibration_folders(manifest, present, out, rows):
         existed = (folder / "manifest.json").is_file()
         if existed:
             data = load_run(folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from stylebench.compare.build import compare_runs, unique_labels
 from stylebench.compare.calibrate import CALIBRATION, ensure_calibration
 from stylebench.compare.files import write_files
+from stylebench.compare.kept import keep_in_parallel
 from stylebench.compare.load import (
     RunData,
     asr_machine_warnings,
@@ -94,6 +96,37 @@ def write_comparison(
     return md, folder
 
 
+def _rows_there(dirs: Sequence[Path], calibration_out: Path | str | None) -> list[Path]:
+    """The calibration rows' folders that are already there for a comparison of ``dirs`` (as
+    :func:`ensure_calibration` looks them up), to be read beside the runs; a run that cannot
+    be read adds none (its own read says why)."""
+    from stylebench.compare.calibrate import RUN_ONLY, calibration_folders
+    from stylebench.store import RunStore
+
+    manifests = []
+    for d in dirs:
+        try:
+            manifests.append((d, RunStore(d).read_manifest()))
+        except Exception:  # noqa: BLE001 - load_run of the run reports it
+            continue
+    present = [str((m.get("config") or {}).get("model")) for _, m in manifests]
+    found: list[Path] = []
+    asked: set[str] = set()
+    for d, m in manifests:
+        where = Path(calibration_out) if calibration_out else d.parent
+        config = {k: v for k, v in (m.get("config") or {}).items() if k not in RUN_ONLY}
+        ask = json.dumps([str(where), config], sort_keys=True, default=str)
+        if ask in asked:  # the runs of one comparison mostly share their settings
+            continue
+        asked.add(ask)
+        try:
+            rows = calibration_folders(m, present, where)
+        except Exception:  # noqa: BLE001 - ensure_calibration reports it
+            continue
+        found += [f for _, _, f in rows if (f / "manifest.json").is_file() and f not in found]
+    return found
+
+
 def comparison(
     run_dirs: Sequence[Path | str],
     *,
@@ -113,6 +146,7 @@ def comparison(
         ValueError: incompatible runs, fewer than two rows in all, or no shared samples.
     """
     dirs = sorted({Path(d).resolve() for d in run_dirs})
+    keep_in_parallel(dirs + (_rows_there(dirs, calibration_out) if calibration else []))
     runs = unique_labels([load_run(d) for d in dirs])
     allowed = check_compatible(runs, allow) if len(runs) > 1 else {}
     notes = [f"settings allowed to differ ({k}): " + "; ".join(v) for k, v in allowed.items()]

@@ -182,34 +182,45 @@ def records_held() -> Iterator[None]:
 
 
 def load_run(run_dir: Path | str, label: str | None = None) -> RunData:
-    """Read one run folder's current records and score them (nothing is computed or written).
+    """Read one run folder's current records and score them (nothing is computed, nothing is
+    written into the run): from the copy kept in the cache root when one is current
+    (:mod:`.kept`), else from the records, and keep a copy.
 
     Raises:
         FileNotFoundError: not a run folder. ValueError: its dialogue set changed since.
     """
-    from stylebench.commands.runs import open_stored, score_stored
+    from stylebench.commands.runs import open_stored
+    from stylebench.compare.kept import kept_or_computed
 
     run = open_stored(run_dir)
-    scored = score_stored(run)
-    measured = scored.measured
-    turns = sum(len(s.turn_numbers) for s in run.samples)
-    pending = turns - sum(r.status == "ok" for r in scored.replies.values())
-    pending += sum(c.get("pending", 0) for c in measured.counts.values())
+    scored, pending = kept_or_computed(run, functools.partial(computed_scores, run))
     settings = _settings(run.manifest, run.cfg)
     root = Path(run_dir).resolve()
     data = RunData(
         label=label or run.cfg.model,
         root=root,
-        scored=compact(scored),
+        scored=scored,
         settings=settings,
         provenance=_provenance(root, run.manifest, settings),
         pending=pending,
     )
-    del run, scored, measured
+    del run, scored
     if _HELD and _HELD[0]:
         gc.collect()
         gc.freeze()
     return data
+
+
+def computed_scores(run: Any) -> tuple[ScoredRun, int]:
+    """The opened run's scores computed from its records, :func:`compact`, and the count a
+    resume of it would compute (:attr:`RunData.pending`)."""
+    from stylebench.commands.runs import score_stored
+
+    scored = score_stored(run)
+    turns = sum(len(s.turn_numbers) for s in run.samples)
+    pending = turns - sum(r.status == "ok" for r in scored.replies.values())
+    pending += sum(c.get("pending", 0) for c in scored.measured.counts.values())
+    return compact(scored), pending
 
 
 def compact(scored: ScoredRun) -> ScoredRun:
