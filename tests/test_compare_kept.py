@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from stylebench.compare import kept
-from stylebench.compare.load import load_run
+from stylebench.compare.load import computed_scores, load_run
 from stylebench.records import RESPONSES
 
 
@@ -128,8 +128,11 @@ def test_workers_keep_the_missing_copies_and_leave_a_bad_run_to_the_caller(runs,
     load_run(runs[0])  # kept here: not handed to a worker
     bad = runs[0].parent / "not-a-run"
     bad.mkdir()
-    assert kept.keep_in_parallel([*runs, bad], workers=2, min_bytes=0) == len(runs) - 1
-    assert kept.keep_in_parallel(runs, workers=2, min_bytes=0) == 0  # all kept now
+    assert (
+        kept.keep_in_parallel([*runs, bad], computed_scores, workers=2, min_bytes=0)
+        == len(runs) - 1
+    )
+    assert kept.keep_in_parallel(runs, computed_scores, workers=2, min_bytes=0) == 0  # all kept now
     assert scorings == [runs[0]]
     for d in runs:
         load_run(d)
@@ -139,16 +142,20 @@ def test_workers_keep_the_missing_copies_and_leave_a_bad_run_to_the_caller(runs,
 
 
 def test_one_worker_small_runs_or_keeping_off_read_nothing_ahead(runs, scorings, monkeypatch):
-    assert kept.keep_in_parallel(runs, workers=1, min_bytes=0) == 0
+    assert kept.keep_in_parallel(runs, computed_scores, workers=1, min_bytes=0) == 0
     size = sum(
         p.stat().st_size for d in runs for p in d.glob("*.jsonl") if p.name != "timings.jsonl"
     )
-    assert kept.keep_in_parallel(runs, workers=2, min_bytes=size + 1) == 0  # not worth a worker
+    assert (
+        kept.keep_in_parallel(runs, computed_scores, workers=2, min_bytes=size + 1) == 0
+    )  # not worth a worker
     monkeypatch.setenv("STYLEBENCH_COMPARE_KEPT_MB", "0")
-    assert kept.keep_in_parallel(runs, workers=2, min_bytes=0) == 0
+    assert kept.keep_in_parallel(runs, computed_scores, workers=2, min_bytes=0) == 0
     assert not kept_files()
     monkeypatch.delenv("STYLEBENCH_COMPARE_KEPT_MB")
-    assert kept.keep_in_parallel(runs, workers=2, min_bytes=size) == len(runs)  # just enough
+    assert kept.keep_in_parallel(runs, computed_scores, workers=2, min_bytes=size) == len(
+        runs
+    )  # just enough
 
 
 def test_a_record_appended_to_a_run_is_scored_not_read_from_the_copy(runs, scorings):

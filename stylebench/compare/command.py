@@ -16,6 +16,7 @@ from stylebench.compare.load import (
     RunData,
     asr_machine_warnings,
     check_compatible,
+    computed_scores,
     load_run,
     records_held,
 )
@@ -146,7 +147,9 @@ def comparison(
         ValueError: incompatible runs, fewer than two rows in all, or no shared samples.
     """
     dirs = sorted({Path(d).resolve() for d in run_dirs})
-    keep_in_parallel(dirs + (_rows_there(dirs, calibration_out) if calibration else []))
+    keep_in_parallel(
+        dirs + (_rows_there(dirs, calibration_out) if calibration else []), computed_scores
+    )
     runs = unique_labels([load_run(d) for d in dirs])
     allowed = check_compatible(runs, allow) if len(runs) > 1 else {}
     notes = [f"settings allowed to differ ({k}): " + "; ".join(v) for k, v in allowed.items()]

@@ -315,9 +315,13 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 
 
 def keep_in_parallel(
-    run_dirs: list[Path], workers: int | None = None, min_bytes: int | None = None
+    run_dirs: list[Path],
+    compute: Callable[[Any], tuple[Any, int]],
+    workers: int | None = None,
+    min_bytes: int | None = None,
 ) -> int:
-    """Read, score and keep the runs of ``run_dirs`` that have no current kept copy, in up to
+    """Read, score (``compute`` of the opened run: :func:`.load.computed_scores`, a function a
+    worker can import) and keep the runs of ``run_dirs`` that have no current kept copy, in up to
     ``workers`` processes at once (default: the CPUs this process may use, at most
     :data:`MAX_WORKERS`); the caller then reads every run from its copy (:func:`load_run`).
     A comparison's runs are independent, and reading one is CPU-bound Python: on 2 cores two
@@ -362,8 +366,9 @@ def keep_in_parallel(
     ctx = multiprocessing.get_context("spawn")
     try:
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            n = len(todo)
             for _ in pool.map(
-                _keep_one, todo, [str(kept.folder)] * len(todo), [kept.limit] * len(todo)
+                _keep_one, todo, [compute] * n, [str(kept.folder)] * n, [kept.limit] * n
             ):
                 pass
     except Exception:  # noqa: BLE001 - a worker lost (killed, out of memory): read them here
@@ -380,11 +385,12 @@ def _records_bytes(root: Path) -> int:
     return total
 
 
-def _keep_one(run_dir: str, where: str, limit: int) -> None:
+def _keep_one(
+    run_dir: str, compute: Callable[[Any], tuple[Any, int]], where: str, limit: int
+) -> None:
     """In a worker: keep ``run_dir``'s copy in ``where`` unless a current one is there; a run
     that cannot be read is left to the caller."""
     from stylebench.commands.runs import open_stored
-    from stylebench.compare.load import computed_scores
 
     store = KeptScores(Path(where), limit)
     try:
@@ -392,7 +398,7 @@ def _keep_one(run_dir: str, where: str, limit: int) -> None:
         name = key(run)
         if store.path(name).is_file():
             return
-        scored, pending = computed_scores(run)
+        scored, pending = compute(run)
     except Exception:  # noqa: BLE001 - the caller's own read of the run reports it
         return
     store.write(name, run, scored, pending)
