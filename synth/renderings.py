@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stylebench.cache_files import prune_least_recent, touch, write_whole
+
 #: bytes of samples one store keeps in memory (about 25 min of 22.05 kHz float32 speech)
 MAX_BYTES = 128 * 1024 * 1024
 #: megabytes the disk layer of one synthesiser keeps by default (about 3 h of 22.05 kHz speech)
@@ -123,19 +125,9 @@ class Renderings:
 
 def disk_limit_bytes() -> int:
     """The disk layer's bound from ``STYLEBENCH_RENDERINGS_MB`` (0: no disk layer)."""
-    raw = os.environ.get("STYLEBENCH_RENDERINGS_MB", "").strip()
-    if not raw:
-        return DISK_MB * 1024 * 1024
-    try:
-        mb = float(raw)
-    except ValueError:
-        raise ValueError(
-            f"STYLEBENCH_RENDERINGS_MB must be a number of megabytes (0 turns the kept "
-            f"renderings off), got {raw!r}"
-        ) from None
-    if mb < 0:
-        raise ValueError(f"STYLEBENCH_RENDERINGS_MB must be 0 or more, got {raw!r}")
-    return int(mb * 1024 * 1024)
+    from stylebench.cache_files import megabytes_from_env
+
+    return megabytes_from_env("STYLEBENCH_RENDERINGS_MB", DISK_MB, "the kept renderings")
 
 
 @lru_cache(maxsize=1)
@@ -236,42 +228,28 @@ class DiskRenderings:
             return None
         if not isinstance(wave, np.ndarray) or wave.dtype != np.float32 or wave.ndim != 1:
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: pruned last
+        touch(path)  # recently used: pruned last
         return wave
 
     @staticmethod
     def _write(path: Path, wave: np.ndarray) -> None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
-                np.save(fh, np.ascontiguousarray(wave, dtype=np.float32), allow_pickle=False)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        write_whole(
+            path,
+            lambda fh: np.save(
+                fh, np.ascontiguousarray(wave, dtype=np.float32), allow_pickle=False
+            ),
+        )
 
     def _prune(self) -> None:
         """Remove the least recently used files while the folder is over its bound."""
-        files: list[tuple[float, int, Path]] = []
-        total = 0
         try:
-            for sub in os.scandir(self.folder):
-                if not sub.is_dir() or sub.name == "locks":
-                    continue
-                for entry in os.scandir(sub.path):
-                    if entry.name.endswith(".npy"):
-                        st = entry.stat()
-                        files.append((st.st_mtime, st.st_size, Path(entry.path)))
-                        total += st.st_size
+            paths = [
+                entry.path
+                for sub in os.scandir(self.folder)
+                if sub.is_dir() and sub.name != "locks"
+                for entry in os.scandir(sub.path)
+                if entry.name.endswith(".npy")
+            ]
         except OSError:
             return
-        if total <= self.limit_bytes:
-            return
-        for _, size, path in sorted(files):
-            with contextlib.suppress(OSError):
-                path.unlink()
-                total -= size
-            if total <= self.limit_bytes:
-                break
+        prune_least_recent(paths, self.limit_bytes)

@@ -280,3 +280,12 @@ def test_an_unwritable_cache_costs_only_the_reuse(runs, scorings, monkeypatch, t
     a, b = load_run(d), load_run(d)
     assert scorings == [d, d]
     same(a, b)
+
+
+def test_a_run_that_does_not_pickle_leaves_no_file(runs, own_folder):
+    from stylebench.commands.runs import open_stored
+
+    run = open_stored(runs[0])
+    store = kept.KeptScores(own_folder, limit=1 << 30)
+    store.write("x" * 64, run, lambda: None, 0)  # a function defined here does not pickle
+    assert own_folder.is_dir() and not list(own_folder.iterdir())

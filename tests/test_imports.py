@@ -33,12 +33,14 @@ HEAVY = ("torch", "transformers", "ctranslate2", "pandas")
 #: module below it. Every module is in exactly one layer (a new top-level module must be placed).
 LAYERS: dict[str, tuple[str, ...]] = {
     # the small base everyone may import: record types and constants, audio I/O, user errors,
-    # paths, the lazy registry, the package itself (``__version__``)
+    # paths, whole-file writes and the caches' files, the lazy registry, the package itself
+    # (``__version__``)
     "base": (
         "stylebench",
         "stylebench.records",
         "stylebench.audio",
         "stylebench.atomic",
+        "stylebench.cache_files",
         "stylebench.errors",
         "stylebench.paths",
         "stylebench.registry",

@@ -35,11 +35,12 @@ import io
 import os
 import pickle
 import sys
-import threading
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from stylebench.cache_files import megabytes_from_env, prune_least_recent, touch, write_whole
 
 #: the copies' format; a change of what is pickled or how changes it
 FORMAT = b"stylebench-compare-kept/1"
@@ -64,19 +65,7 @@ def limit_bytes() -> int:
     Raises:
         ValueError: not a number of megabytes, or negative.
     """
-    raw = os.environ.get("STYLEBENCH_COMPARE_KEPT_MB", "").strip()
-    if not raw:
-        return DISK_MB * 1024 * 1024
-    try:
-        mb = float(raw)
-    except ValueError:
-        raise ValueError(
-            "STYLEBENCH_COMPARE_KEPT_MB must be a number of megabytes (0 turns the kept "
-            f"comparison scores off), got {raw!r}"
-        ) from None
-    if mb < 0:
-        raise ValueError(f"STYLEBENCH_COMPARE_KEPT_MB must be 0 or more, got {raw!r}")
-    return int(mb * 1024 * 1024)
+    return megabytes_from_env("STYLEBENCH_COMPARE_KEPT_MB", DISK_MB, "the kept comparison scores")
 
 
 def folder() -> Path:
@@ -238,46 +227,32 @@ class KeptScores:
             return None
         except pickle.UnpicklingError:
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: pruned last
+        touch(path)  # recently used: pruned last
         return scored, pending
 
     def write(self, name: str, run: Any, scored: Any, pending: int) -> None:
         """Keep ``(scored, pending)`` under ``name``; a disk that cannot take it costs only the
         reuse."""
-        path = self.path(name)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         refs = {id(v): k for k, v in _refs(run).items()}
+
+        def dump(fh: BinaryIO) -> None:
+            fh.write(FORMAT + b" " + name.encode() + b"\n")
+            _Pickler(fh, refs).dump((scored, pending))
+
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
-                fh.write(FORMAT + b" " + name.encode() + b"\n")
-                _Pickler(fh, refs).dump((scored, pending))
-            os.replace(tmp, path)
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            return
-        self.prune()
+            written = write_whole(self.path(name), dump)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return  # something of the run that does not pickle: read from the records each time
+        if written:
+            self.prune()
 
     def prune(self) -> None:
         """Remove the least recently used copies while the folder is over its bound."""
-        files: list[tuple[float, int, str]] = []
-        total = 0
         try:
-            for e in os.scandir(self.folder):
-                if e.name.endswith(".pickle"):
-                    st = e.stat()
-                    files.append((st.st_mtime, st.st_size, e.path))
-                    total += st.st_size
+            paths = [e.path for e in os.scandir(self.folder) if e.name.endswith(".pickle")]
         except OSError:
             return
-        for _, size, path in sorted(files):
-            if total <= self.limit:
-                break
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-                total -= size
+        prune_least_recent(paths, self.limit)
 
 
 def open_kept() -> KeptScores | None:
