@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import threading
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
@@ -83,3 +85,20 @@ def prune_least_recent(paths: Iterable[str], limit_bytes: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(p)
             total -= size
+
+
+@lru_cache(maxsize=1)
+def machine_identity() -> str:
+    """The CPU a cache file's numbers may depend on: architecture, system and the instruction-set
+    flags (numerical runtimes pick their kernels by them), so a cache root shared between
+    machines (a home folder on a cluster's network disk) never hands one machine's numbers to
+    another."""
+    parts = [platform.machine(), platform.system()]
+    with contextlib.suppress(OSError):
+        for line in (
+            Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
+        ):
+            if line.startswith(("flags", "Features", "isa")):  # x86, arm, risc-v
+                parts.append(line.split(":", 1)[-1].strip())
+                break
+    return "\0".join(parts)

@@ -27,7 +27,6 @@ import contextlib
 import hashlib
 import io
 import os
-import platform
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stylebench.cache_files import prune_least_recent, touch, write_whole
+from stylebench.cache_files import machine_identity, prune_least_recent, touch, write_whole
 
 #: bytes of samples one store keeps in memory (about 25 min of 22.05 kHz float32 speech)
 MAX_BYTES = 128 * 1024 * 1024
@@ -147,14 +146,7 @@ def machine_salt() -> str:
             h.update(f"{pkg} {version(pkg)}\0".encode())
         except PackageNotFoundError:
             h.update(f"{pkg} missing\0".encode())
-    h.update(f"{platform.machine()} {platform.system()}\0".encode())
-    with contextlib.suppress(OSError):
-        for line in (
-            Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
-        ):
-            if line.startswith(("flags", "Features", "isa")):  # x86, arm, risc-v
-                h.update(line.split(":", 1)[-1].strip().encode())
-                break
+    h.update(machine_identity().encode())
     return h.hexdigest()
 
 

@@ -173,18 +173,23 @@ def test_a_record_appended_to_a_run_is_scored_not_read_from_the_copy(runs, scori
     assert scorings == [d, d], "the new copy was not read"
 
 
-@pytest.mark.parametrize("change", ["program", "ratings", "timings"])
+@pytest.mark.parametrize("change", ["program", "cpu", "ratings", "timings"])
 def test_what_names_a_copy(runs, scorings, monkeypatch, change):
     d = runs[0]
     load_run(d)
     if change == "program":
         monkeypatch.setattr(kept, "program_digest", lambda: "another program")
+    elif change == "cpu":  # a cache root on a network disk, read by a machine with other flags
+        kept.program_digest.cache_clear()
+        monkeypatch.setattr(kept, "machine_identity", lambda: "x86_64\0Linux\0fpu sse2")
     elif change == "ratings":
         (d / "ratings_summary.json").write_text("{}", encoding="utf-8")
     else:  # scoring never reads the timings: a copy stays current
         with open(d / "timings.jsonl", "a", encoding="utf-8") as fh:
             fh.write("{}\n")
     load_run(d)
+    if change == "cpu":
+        kept.program_digest.cache_clear()  # the digest of this machine again, for later tests
     assert scorings == ([d] if change == "timings" else [d, d])
 
 

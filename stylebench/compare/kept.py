@@ -12,7 +12,8 @@ its scores and the records its pages show, and the count a resume would compute)
 - the run folder (resolved) and the dialogue set's checksum and selected samples, as
   :func:`~stylebench.commands.runs.open_stored` found them;
 - the program: the bytes of every file of the stylebench package (all its folders), the Python,
-  numpy and scipy versions.
+  numpy and scipy versions, and the CPU (architecture and instruction-set flags: a cache root
+  on a network disk is read by other machines).
 
 A copy is named by the SHA-256 of all of it, so one that would differ in any of them is never
 read: the scores are computed from the records and kept again. A copy read back gives the same
@@ -40,7 +41,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from stylebench.cache_files import megabytes_from_env, prune_least_recent, touch, write_whole
+from stylebench.cache_files import (
+    machine_identity,
+    megabytes_from_env,
+    prune_least_recent,
+    touch,
+    write_whole,
+)
 
 #: the copies' format; a change of what is pickled or how changes it
 FORMAT = b"stylebench-compare-kept/1"
@@ -103,12 +110,13 @@ def tree_digest(folders: list[Path]) -> str:
 
 @lru_cache(maxsize=1)
 def program_digest() -> str:
-    """SHA-256 of every file of the installed stylebench packages and of the versions scoring
-    runs on."""
+    """SHA-256 of every file of the installed stylebench packages, the versions scoring runs on
+    and the CPU (:func:`~stylebench.cache_files.machine_identity`)."""
     from importlib.metadata import PackageNotFoundError, version
 
     h = hashlib.sha256(tree_digest(package_folders()).encode())
     h.update(f"python {sys.version}\0".encode())
+    h.update(machine_identity().encode() + b"\0")
     for pkg in ("numpy", "scipy"):
         try:
             h.update(f"{pkg} {version(pkg)}\0".encode())
