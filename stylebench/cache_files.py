@@ -23,19 +23,21 @@ def megabytes_from_env(var: str, default_mb: int, what: str) -> int:
     """The bound in bytes that ``var`` sets (megabytes; ``default_mb`` when unset, 0: off).
 
     Raises:
-        ValueError: not a number, or negative; ``what`` names what 0 turns off.
+        BadValue: not a number, or negative; ``what`` names what 0 turns off.
     """
+    from stylebench.errors import BadValue
+
     raw = os.environ.get(var, "").strip()
     if not raw:
         return default_mb * 1024 * 1024
     try:
         mb = float(raw)
     except ValueError:
-        raise ValueError(
+        raise BadValue(
             f"{var} must be a number of megabytes (0 turns {what} off), got {raw!r}"
         ) from None
     if mb < 0:
-        raise ValueError(f"{var} must be 0 or more, got {raw!r}")
+        raise BadValue(f"{var} must be 0 or more, got {raw!r}")
     return int(mb * 1024 * 1024)
 
 

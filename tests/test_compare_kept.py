@@ -261,9 +261,11 @@ def test_zero_turns_keeping_off_and_bad_values_are_refused(runs, scorings, monke
     load_run(d)
     load_run(d)
     assert scorings == [d, d] and not kept_files()
+    from stylebench.errors import BadValue
+
     for bad in ("lots", "-1"):
         monkeypatch.setenv("STYLEBENCH_COMPARE_KEPT_MB", bad)
-        with pytest.raises(ValueError, match="STYLEBENCH_COMPARE_KEPT_MB"):
+        with pytest.raises(BadValue, match="STYLEBENCH_COMPARE_KEPT_MB"):  # a one-line error
             kept.limit_bytes()
 
 
@@ -294,3 +296,19 @@ def test_a_run_that_does_not_pickle_leaves_no_file(runs, own_folder):
     store = kept.KeptScores(own_folder, limit=1 << 30)
     store.write("x" * 64, run, lambda: None, 0)  # a function defined here does not pickle
     assert own_folder.is_dir() and not list(own_folder.iterdir())
+
+
+def _worker_dies(run):
+    """A worker lost while it reads (killed, out of memory)."""
+    os._exit(3)
+
+
+def test_a_lost_worker_is_reported_and_the_runs_are_read_here(runs, scorings, caplog):
+    with caplog.at_level("WARNING", logger="stylebench.compare.kept"):
+        kept.keep_in_parallel(runs, _worker_dies, workers=2, min_bytes=0)
+    assert "a worker reading runs ahead of the comparison stopped" in caplog.text
+    assert "BrokenProcessPool" in caplog.text
+    assert not kept_files() and scorings == []
+    for d in runs:
+        load_run(d)
+    assert scorings == runs  # read here instead

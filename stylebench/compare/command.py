@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from stylebench.compare.build import compare_runs, unique_labels
-from stylebench.compare.calibrate import CALIBRATION, ensure_calibration
+from stylebench.compare.calibrate import (
+    CALIBRATION,
+    RUN_ONLY,
+    calibration_folders,
+    ensure_calibration,
+)
 from stylebench.compare.files import write_files
 from stylebench.compare.kept import keep_in_parallel
 from stylebench.compare.load import (
@@ -101,14 +106,14 @@ def _rows_there(dirs: Sequence[Path], calibration_out: Path | str | None) -> lis
     """The calibration rows' folders that are already there for a comparison of ``dirs`` (as
     :func:`ensure_calibration` looks them up), to be read beside the runs; a run that cannot
     be read adds none (its own read says why)."""
-    from stylebench.compare.calibrate import RUN_ONLY, calibration_folders
+    from stylebench.errors import UserError
     from stylebench.store import RunStore
 
     manifests = []
     for d in dirs:
         try:
             manifests.append((d, RunStore(d).read_manifest()))
-        except Exception:  # noqa: BLE001 - load_run of the run reports it
+        except (UserError, OSError, ValueError):  # load_run of the run says what is wrong
             continue
     present = [str((m.get("config") or {}).get("model")) for _, m in manifests]
     found: list[Path] = []
@@ -122,7 +127,7 @@ def _rows_there(dirs: Sequence[Path], calibration_out: Path | str | None) -> lis
         asked.add(ask)
         try:
             rows = calibration_folders(m, present, where)
-        except Exception:  # noqa: BLE001 - ensure_calibration reports it
+        except (UserError, OSError, ValueError, KeyError):  # ensure_calibration says what
             continue
         found += [f for _, _, f in rows if (f / "manifest.json").is_file() and f not in found]
     return found

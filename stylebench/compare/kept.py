@@ -33,6 +33,7 @@ import contextlib
 import gc
 import hashlib
 import io
+import logging
 import os
 import pickle
 import sys
@@ -48,6 +49,8 @@ from stylebench.cache_files import (
     touch,
     write_whole,
 )
+
+log = logging.getLogger(__name__)
 
 #: the copies' format; a change of what is pickled or how changes it
 FORMAT = b"stylebench-compare-kept/1"
@@ -231,9 +234,17 @@ class KeptScores:
                 finally:
                     if enabled:
                         gc.enable()
-        except (OSError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError):
-            return None
-        except pickle.UnpicklingError:
+        except (
+            pickle.UnpicklingError,
+            OSError,
+            EOFError,
+            ValueError,
+            TypeError,
+            AttributeError,
+            ImportError,
+            IndexError,
+            KeyError,
+        ):  # what a damaged pickle raises: not read
             return None
         touch(path)  # recently used: pruned last
         return scored, pending
@@ -269,12 +280,10 @@ def open_kept() -> KeptScores | None:
     return KeptScores(folder(), limit) if limit else None
 
 
-def kept_or_computed(
-    run: Any, compute: Callable[[], tuple[Any, int]], kept: KeptScores | None = None
-) -> tuple[Any, int]:
+def kept_or_computed(run: Any, compute: Callable[[], tuple[Any, int]]) -> tuple[Any, int]:
     """``compute()`` of the opened run ``run``, read from its kept copy when there is a current one,
-    else computed and kept (in ``kept``, default :func:`open_kept`)."""
-    kept = kept or open_kept()
+    else computed and kept."""
+    kept = open_kept()
     if kept is None:
         return compute()
     name = key(run)
@@ -315,22 +324,9 @@ def keep_in_parallel(
     records under ``min_bytes`` in all (default :data:`PARALLEL_MIN_BYTES`): 0.
     """
     from stylebench.commands.runs import open_stored
+    from stylebench.errors import UserError
 
     kept = open_kept()
-    if kept is None:
-        return 0
-    todo = []
-    size = 0
-    for d in run_dirs:
-        try:
-            name = key(open_stored(d))
-        except Exception:  # noqa: BLE001 - the caller's own read of the run reports it
-            continue
-        if not kept.path(name).is_file():
-            todo.append(str(d))
-            size += _records_bytes(Path(d))
-    if size < (PARALLEL_MIN_BYTES if min_bytes is None else min_bytes):
-        return 0
     if workers is None:
         workers = min(
             len(os.sched_getaffinity(0))
@@ -338,25 +334,48 @@ def keep_in_parallel(
             else (os.cpu_count() or 1),
             MAX_WORKERS,
         )
+    if kept is None or workers < 2:
+        return 0
+    todo: dict[str, str] = {}  # run folder -> the name its copy gets
+    size = 0
+    for d in run_dirs:
+        try:
+            name = key(open_stored(d))
+        except (UserError, OSError, ValueError):  # the caller's own read says what is wrong
+            continue
+        if not kept.path(name).is_file():
+            todo[str(d)] = name
+            size += _records_bytes(Path(d))
     workers = min(workers, len(todo))
-    if workers < 2:
+    if workers < 2 or size < (PARALLEL_MIN_BYTES if min_bytes is None else min_bytes):
         return 0
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawned, not forked: a fork of a process whose numerical libraries started threads can
     # hang in the child
     ctx = multiprocessing.get_context("spawn")
+    n = len(todo)
     try:
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            n = len(todo)
             for _ in pool.map(
-                _keep_one, todo, [compute] * n, [str(kept.folder)] * n, [kept.limit] * n
+                _keep_one,
+                todo,
+                todo.values(),
+                [compute] * n,
+                [str(kept.folder)] * n,
+                [kept.limit] * n,
             ):
                 pass
-    except Exception:  # noqa: BLE001 - a worker lost (killed, out of memory): read them here
-        pass
-    return len(todo)
+    except (BrokenProcessPool, OSError) as exc:
+        log.warning(
+            "a worker reading runs ahead of the comparison stopped (%s: %s); the comparison "
+            "reads the runs it did not keep itself, one after the other",
+            type(exc).__name__,
+            exc,
+        )
+    return n
 
 
 def _records_bytes(root: Path) -> int:
@@ -369,19 +388,17 @@ def _records_bytes(root: Path) -> int:
 
 
 def _keep_one(
-    run_dir: str, compute: Callable[[Any], tuple[Any, int]], where: str, limit: int
+    run_dir: str, name: str, compute: Callable[[Any], tuple[Any, int]], where: str, limit: int
 ) -> None:
-    """In a worker: keep ``run_dir``'s copy in ``where`` unless a current one is there; a run
-    that cannot be read is left to the caller."""
+    """In a worker: keep ``run_dir``'s copy in ``where`` under ``name`` (the caller named it
+    before any record was read, so a record appended meanwhile leaves a copy never read); a run
+    that cannot be read is left to the caller, whose own read says why."""
     from stylebench.commands.runs import open_stored
+    from stylebench.errors import UserError
 
-    store = KeptScores(Path(where), limit)
     try:
         run = open_stored(run_dir)
-        name = key(run)
-        if store.path(name).is_file():
-            return
         scored, pending = compute(run)
-    except Exception:  # noqa: BLE001 - the caller's own read of the run reports it
+    except (UserError, OSError, ValueError):
         return
-    store.write(name, run, scored, pending)
+    KeptScores(Path(where), limit).write(name, run, scored, pending)
